@@ -1,0 +1,72 @@
+import type { JsonSchema } from './json-schema.js';
+
+/**
+ * Retry policy for an activity, in the JSON form Temporal accepts.
+ * Durations are milliseconds or strings such as '1s', '2 minutes'.
+ */
+export interface RetrySettings {
+  initialInterval?: number | string;
+  backoffCoefficient?: number;
+  maximumInterval?: number | string;
+  maximumAttempts?: number;
+}
+
+export interface ModelSettings {
+  temperature?: number;
+  maxTokens?: number;
+  /** Stream the response from the provider (the result is the same; it arrives as it is produced). */
+  stream?: boolean;
+  /** One HTTP attempt's limit; the model activity's start-to-close timeout is a little longer. Default 120 s. */
+  timeoutMs?: number;
+  /** Retries of the model turn activity. Default: 1 s initial, x2, at most 60 s apart, no attempt limit. */
+  retry?: RetrySettings;
+}
+
+/** What the workflow and the model need to know about a tool; the code that runs it stays in the worker. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments, generated from the tool's zod schema. */
+  parameters: JsonSchema;
+  /** Read-only tools of one turn run in parallel. */
+  readOnly: boolean;
+  /** Start-to-close timeout of one attempt of the tool activity, in milliseconds. Default 60 s. */
+  timeoutMs?: number;
+  /** Retries of a tool that throws. Without it a throwing tool returns an error result at once. */
+  retry?: RetrySettings;
+}
+
+/**
+ * The serializable description of an agent, resolved by name at the start of a run and
+ * recorded in its history, so a later change to the code never alters a run being replayed.
+ */
+export interface AgentSpec {
+  name: string;
+  description: string;
+  instructions: string;
+  /** `provider:model`, for example `openai:gpt-4.1`, `anthropic:claude-sonnet-4-5`, `demo:weather`. */
+  model: string;
+  tools: ToolSpec[];
+  maxTurns: number;
+  /** JSON Schema of the structured final answer, when the agent has one. */
+  outputSchema?: JsonSchema;
+  /** How many invalid final answers are sent back to the model before the run fails. */
+  outputRetries: number;
+  /** The run ends as soon as one of these tools has run; its result is the run's output. */
+  stopAtTools: string[];
+  modelSettings: ModelSettings;
+}
+
+export const DEFAULT_MAX_TURNS = 10;
+export const DEFAULT_OUTPUT_RETRIES = 2;
+
+/** Split `provider:model` into its parts, with an error that says what a valid name looks like. */
+export function parseModelName(model: string): { provider: string; model: string } {
+  const i = model.indexOf(':');
+  if (i <= 0 || i === model.length - 1) {
+    throw new Error(
+      `Invalid model "${model}": expected "provider:model", for example "openai:gpt-4.1", "anthropic:claude-sonnet-4-5" or "demo:weather".`,
+    );
+  }
+  return { provider: model.slice(0, i), model: model.slice(i + 1) };
+}

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import {
+  DEFAULT_MAX_TURNS,
+  DEFAULT_OUTPUT_RETRIES,
+  parseModelName,
+  type AgentSpec,
+  type ModelSettings,
+  type RetrySettings,
+  type ToolSpec,
+} from './agent-spec.js';
+import type { JsonSchema } from './json-schema.js';
+
+/** What a tool's `execute` gets besides its arguments. */
+export interface ToolContext {
+  agent: string;
+  /** The run's workflow ID. */
+  runId: string;
+  callId: string;
+  /** Aborted when the tool activity is cancelled (the run was cancelled or timed out). */
+  signal: AbortSignal;
+  /** Tell Temporal the tool is alive, for long tools with a heartbeat timeout. */
+  heartbeat(details?: unknown): void;
+}
+
+export interface ToolOptions<S extends z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  execute(args: z.output<S>, ctx: ToolContext): unknown;
+  readOnly?: boolean;
+  timeoutMs?: number;
+  retry?: RetrySettings;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolOptions<S> {
+  readonly kind: 'tool';
+  readonly spec: ToolSpec;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDefinition<S> {
+  if (!TOOL_NAME.test(options.name)) {
+    throw new Error(
+      `Invalid tool name "${options.name}": use 1 to 64 letters, digits, "_" or "-" (the providers accept nothing else).`,
+    );
+  }
+  return {
+    ...options,
+    kind: 'tool',
+    spec: {
+      name: options.name,
+      description: options.description,
+      parameters: toJsonSchema(options.input, `tool "${options.name}"`),
+      readOnly: options.readOnly ?? false,
+      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      ...(options.retry !== undefined && { retry: options.retry }),
+    },
+  };
+}
+
+export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | undefined> {
+  name: string;
+  description?: string;
+  instructions: string;
+  model: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of any argument type
+  tools?: ToolDefinition<any>[];
+  maxTurns?: number;
+  output?: O;
+  outputRetries?: number;
+  stopAtTools?: string[];
+  modelSettings?: ModelSettings;
+}
+
+export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | undefined> {
+  readonly kind: 'agent';
+  readonly name: string;
+  readonly spec: AgentSpec;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly tools: ReadonlyMap<string, ToolDefinition<any>>;
+  readonly output?: O;
+}
+
+const AGENT_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
+
+export function defineAgent<O extends z.ZodType | undefined = undefined>(options: AgentOptions<O>): AgentDefinition<O> {
+  if (!AGENT_NAME.test(options.name)) {
+    throw new Error(
+      `Invalid agent name "${options.name}": start with a letter or digit, then up to 63 letters, digits, "_", "." or "-" (it becomes part of workflow IDs).`,
+    );
+  }
+  parseModelName(options.model);
+  const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+    throw new Error(`Agent "${options.name}": maxTurns must be a whole number of at least 1, got ${options.maxTurns}.`);
+  }
+  const tools = new Map<string, ToolDefinition>();
+  for (const tool of options.tools ?? []) {
+    if (tools.has(tool.name)) throw new Error(`Agent "${options.name}" has two tools named "${tool.name}".`);
+    tools.set(tool.name, tool);
+  }
+  for (const name of options.stopAtTools ?? []) {
+    if (!tools.has(name)) {
+      throw new Error(`Agent "${options.name}": stopAtTools names "${name}", which is not one of its tools.`);
+    }
+  }
+  return {
+    kind: 'agent',
+    name: options.name,
+    tools,
+    output: options.output,
+    spec: {
+      name: options.name,
+      description: options.description ?? '',
+      instructions: options.instructions,
+      model: options.model,
+      tools: [...tools.values()].map((t) => t.spec),
+      maxTurns,
+      ...(options.output && { outputSchema: toJsonSchema(options.output, `output of agent "${options.name}"`) }),
+      outputRetries: options.outputRetries ?? DEFAULT_OUTPUT_RETRIES,
+      stopAtTools: options.stopAtTools ?? [],
+      modelSettings: options.modelSettings ?? {},
+    },
+  };
+}
+
+function toJsonSchema(schema: z.ZodType, what: string): JsonSchema {
+  try {
+    // zod 4's own converter; `input` describes what the model must send, before transforms.
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }) as JsonSchema;
+    delete json.$schema;
+    return json;
+  } catch (err) {
+    throw new Error(`Cannot describe the schema of ${what} as JSON Schema: ${(err as Error).message}`);
+  }
+}
