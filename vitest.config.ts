@@ -5,6 +5,7 @@ export default defineConfig({
     // The Temporal native bridge is not safe in worker threads.
     pool: 'forks',
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
   },

@@ -1,3 +1,4 @@
+import type { AgentSpec } from './agent-spec.js';
 import type { Message, ToolCall } from './messages.js';
 import type { Usage } from './usage.js';
 
@@ -12,12 +13,20 @@ export interface AgentRunInput {
   agent: string;
   /** The user's prompt. */
   input: string;
+  options?: RunOptions;
   /** Set by the workflow itself when it continues as new; never by a caller. */
   continued?: ContinuedState;
 }
 
+export interface RunOptions {
+  /** Continue as new once the history has this many events (default 10,000). */
+  continueAsNewAfterEvents?: number;
+}
+
 /** What a run carries into its next execution when it continues as new. */
 export interface ContinuedState {
+  /** The spec the run started with: one run, one spec, across its whole chain. */
+  spec: AgentSpec;
   messages: Message[];
   events: RunEvent[];
   turns: number;

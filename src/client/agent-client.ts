@@ -1,0 +1,255 @@
+/**
+ * The typed client: start runs, read them, follow them live.
+ *
+ *   const client = await AgentClient.connect();
+ *   const run = await client.start('demo', 'Weather in Lisbon?');
+ *   for await (const event of run.follow()) console.log(event.type);
+ *   console.log((await run.result()).output);
+ */
+import {
+  Client,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type WorkflowExecutionInfo,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import type { AgentDefinition } from '../core/define.js';
+import type { Message } from '../core/messages.js';
+import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunState, RunStatus } from '../core/run.js';
+import {
+  AGENT_RUN_WORKFLOW,
+  DEFAULT_TASK_QUEUE,
+  agentSearchAttribute,
+  eventsQuery,
+  statusQuery,
+  statusSearchAttribute,
+  transcriptQuery,
+} from '../workflows/api.js';
+import { connect, type ConnectSettings } from './connection.js';
+
+export interface StartOptions {
+  /** Default: `<agent>-<short id>`. */
+  workflowId?: string;
+  taskQueue?: string;
+  options?: RunOptions;
+}
+
+export interface AgentClientOptions {
+  client: Client;
+  taskQueue?: string;
+  /** Base URL of the Temporal Web UI, for links to runs. Default http://localhost:8233. */
+  uiUrl?: string;
+}
+
+/** A run that ended in failure, with the error that explains it. */
+export class RunFailedError extends Error {
+  constructor(
+    readonly workflowId: string,
+    message: string,
+    readonly type: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'RunFailedError';
+  }
+}
+
+export interface RunSummary {
+  workflowId: string;
+  runId: string;
+  agent: string;
+  status: RunStatus | string;
+  startTime: Date;
+  closeTime?: Date;
+}
+
+export class AgentClient {
+  readonly client: Client;
+  readonly taskQueue: string;
+  readonly uiUrl: string;
+  private readonly ownsConnection: boolean;
+
+  constructor(options: AgentClientOptions, ownsConnection = false) {
+    this.client = options.client;
+    this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+    this.uiUrl = (options.uiUrl ?? process.env.KEEL_UI_URL ?? 'http://localhost:8233').replace(/\/$/, '');
+    this.ownsConnection = ownsConnection;
+  }
+
+  /** Connects with Temporal's environment configuration (TEMPORAL_ADDRESS, profiles, ...). */
+  static async connect(settings: ConnectSettings & { taskQueue?: string; uiUrl?: string } = {}): Promise<AgentClient> {
+    const { connection, namespace } = await connect(settings);
+    return new AgentClient({ client: new Client({ connection, namespace }), ...settings }, true);
+  }
+
+  async start(agent: string | AgentDefinition, input: string, options: StartOptions = {}): Promise<RunHandle> {
+    const name = typeof agent === 'string' ? agent : agent.name;
+    if (!name) throw new Error('Name the agent to run.');
+    if (typeof input !== 'string') throw new Error('The input of a run is a prompt string.');
+    const workflowId = options.workflowId ?? `${name}-${randomUUID().slice(0, 8)}`;
+    const args: AgentRunInput = { agent: name, input, ...(options.options && { options: options.options }) };
+    await this.client.workflow.start(AGENT_RUN_WORKFLOW, {
+      workflowId,
+      taskQueue: options.taskQueue ?? this.taskQueue,
+      args: [args],
+      typedSearchAttributes: [
+        { key: agentSearchAttribute, value: name },
+        { key: statusSearchAttribute, value: 'running' },
+      ],
+      memo: { prompt: input },
+      staticSummary: `${name}: ${oneLine(input, 120)}`,
+    });
+    return this.getHandle(workflowId);
+  }
+
+  /** The run with this workflow ID; it follows the run across continue-as-new. */
+  getHandle(workflowId: string): RunHandle {
+    return new RunHandle(this.client.workflow.getHandle(workflowId), this.uiUrl, this.client.options.namespace);
+  }
+
+  /** Recent runs, newest first, from Temporal visibility. */
+  async list(options: { limit?: number; agent?: string; status?: string } = {}): Promise<RunSummary[]> {
+    const clauses = [`WorkflowType = '${AGENT_RUN_WORKFLOW}'`];
+    if (options.agent) clauses.push(`KeelAgent = '${options.agent.replace(/'/g, "\\'")}'`);
+    if (options.status) clauses.push(`KeelStatus = '${options.status.replace(/'/g, "\\'")}'`);
+    const limit = options.limit ?? 20;
+    const runs: RunSummary[] = [];
+    for await (const info of this.client.workflow.list({ query: clauses.join(' AND '), pageSize: limit })) {
+      runs.push(summarize(info));
+      if (runs.length >= limit) break;
+    }
+    return runs;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsConnection) await this.client.connection.close();
+  }
+}
+
+export class RunHandle {
+  constructor(
+    readonly workflow: WorkflowHandle,
+    private readonly uiBase: string,
+    private readonly namespace: string,
+  ) {}
+
+  get workflowId(): string {
+    return this.workflow.workflowId;
+  }
+
+  /** The run in the Temporal Web UI. */
+  get uiUrl(): string {
+    return `${this.uiBase}/namespaces/${encodeURIComponent(this.namespace)}/workflows/${encodeURIComponent(this.workflowId)}`;
+  }
+
+  /** Waits for the end of the run (across continue-as-new); a failed run throws RunFailedError. */
+  async result(): Promise<AgentRunResult> {
+    try {
+      return (await this.workflow.result()) as AgentRunResult;
+    } catch (err) {
+      if (err instanceof WorkflowFailedError) {
+        const root = innermost(err);
+        throw new RunFailedError(
+          this.workflowId,
+          `Run ${this.workflowId} ${err.message.includes('cancel') ? 'was cancelled' : 'failed'}: ${root.message}`,
+          (root as { type?: string }).type,
+          { cause: err },
+        );
+      }
+      throw err;
+    }
+  }
+
+  status(): Promise<RunState> {
+    return this.workflow.query(statusQuery);
+  }
+
+  transcript(): Promise<Message[]> {
+    return this.workflow.query(transcriptQuery);
+  }
+
+  /** Events with `seq` greater than `after`. */
+  events(options: { after?: number } = {}): Promise<RunEvent[]> {
+    return this.workflow.query(eventsQuery, options.after ?? 0);
+  }
+
+  /**
+   * The run's events as they happen, ending after `run.finished` (or when the run closes).
+   * Polls the `events` query; `after` resumes from a known sequence number.
+   */
+  async *follow(options: { after?: number; intervalMs?: number; signal?: AbortSignal } = {}): AsyncGenerator<RunEvent> {
+    let after = options.after ?? 0;
+    const interval = options.intervalMs ?? 250;
+    for (;;) {
+      let events: RunEvent[];
+      try {
+        events = await this.events({ after });
+      } catch (err) {
+        // Before its first workflow task a run cannot answer queries yet.
+        if (!(await this.isOpen())) return;
+        if (!isNotReady(err)) throw err;
+        events = [];
+      }
+      for (const event of events) {
+        after = event.seq;
+        yield event;
+        if (event.type === 'run.finished') return;
+      }
+      if (options.signal?.aborted) return;
+      if (events.length === 0 && !(await this.isOpen())) {
+        // Closed without a run.finished event (terminated, timed out): say what there is.
+        const last = await this.events({ after }).catch(() => []);
+        yield* last;
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, interval));
+    }
+  }
+
+  async isOpen(): Promise<boolean> {
+    const description = await this.workflow.describe();
+    return description.status.name === 'RUNNING';
+  }
+
+  /** Requests cancellation; the run ends with status `cancelled`. */
+  async cancel(): Promise<void> {
+    await this.workflow.cancel();
+  }
+
+  /** The run's execution as Temporal sees it (status, times, search attributes). */
+  async describe(): Promise<RunSummary> {
+    return summarize(await this.workflow.describe());
+  }
+}
+
+function summarize(info: Omit<WorkflowExecutionInfo, 'raw'>): RunSummary {
+  const agent = info.typedSearchAttributes.get(agentSearchAttribute);
+  const status = info.typedSearchAttributes.get(statusSearchAttribute);
+  return {
+    workflowId: info.workflowId,
+    runId: info.runId,
+    agent: agent ?? '?',
+    // A run that was terminated or timed out never wrote its final status: Temporal's is the truth then.
+    status: status && status !== 'running' ? status : info.status.name.toLowerCase(),
+    startTime: info.startTime,
+    ...(info.closeTime && { closeTime: info.closeTime }),
+  };
+}
+
+function innermost(err: Error): Error {
+  let e: Error = err;
+  while (e.cause instanceof Error) e = e.cause;
+  return e;
+}
+
+function isNotReady(err: unknown): boolean {
+  if (err instanceof WorkflowNotFoundError) return false;
+  const message = (err as Error)?.message ?? '';
+  return /workflow task|not ready|query.*fail|no poller|deadline/i.test(message);
+}
+
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

@@ -1,0 +1,395 @@
+/**
+ * Provider errors are classified once, here, for every adapter: retryable (the model activity
+ * is retried, after `retryAfterMs` when the provider said how long to wait) or not (the run
+ * fails at once with a message that says what to fix).
+ */
+import { STATUS_CODES } from 'node:http';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { ErrorTypes, ProviderError } from '../core/errors.js';
+
+/** What the classifier may use to make its message precise. */
+export interface ErrorContext {
+  /** The model's name within its provider, for "model not found" messages. */
+  model?: string;
+  /** The per-request timeout in force, for timeout messages. */
+  timeoutMs?: number;
+}
+
+/** A provider configuration problem (a missing API key, an unknown provider): never retryable. */
+export class ProviderConfigError extends ProviderError {
+  /** The ApplicationFailure type the activity layer should use. */
+  readonly errorType = ErrorTypes.Config;
+
+  constructor(message: string, provider: string) {
+    super(message, { provider, retryable: false });
+    this.name = 'ProviderConfigError';
+  }
+}
+
+/**
+ * Thrown by adapters when a response arrived but is not what the API promises (not JSON, no
+ * choices, a stream that ended early). Classified as retryable.
+ */
+export class MalformedResponseError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MalformedResponseError';
+  }
+}
+
+const DISPLAY_NAMES: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic', demo: 'Demo' };
+
+export function providerDisplayName(provider: string): string {
+  return DISPLAY_NAMES[provider] ?? (provider.charAt(0).toUpperCase() + provider.slice(1));
+}
+
+const API_KEY_VARS: Record<string, string> = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' };
+
+export function apiKeyVariable(provider: string): string {
+  return API_KEY_VARS[provider] ?? `${provider.toUpperCase()}_API_KEY`;
+}
+
+function statusText(status: number): string {
+  if (status === 529) return 'Overloaded';
+  return STATUS_CODES[status] ?? 'Error';
+}
+
+type AnyRecord = Record<string, unknown>;
+
+function isRecord(v: unknown): v is AnyRecord {
+  return typeof v === 'object' && v !== null;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** The SDKs' APIError shape (both are Stainless SDKs), read by duck typing. */
+interface ApiErrorLike {
+  status?: number;
+  headers?: { get(name: string): string | null };
+  error?: unknown;
+  code?: unknown;
+  type?: unknown;
+  message: string;
+}
+
+function asApiError(err: unknown): ApiErrorLike | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const e = err as unknown as AnyRecord;
+  if (!('status' in e) || !('error' in e)) return undefined;
+  return err as unknown as ApiErrorLike;
+}
+
+/**
+ * The provider's own error message: OpenAI puts `{message, type, code}` in `error`, Anthropic
+ * keeps the whole body `{type: 'error', error: {type, message}}`.
+ */
+function providerMessage(err: ApiErrorLike): string {
+  const body = err.error;
+  if (isRecord(body)) {
+    const inner = body['error'];
+    if (isRecord(inner)) {
+      const m = str(inner['message']);
+      if (m) return m;
+    }
+    const m = str(body['message']);
+    if (m) return m;
+    if (typeof body['message'] !== 'undefined') return JSON.stringify(body['message']);
+  } else if (typeof body === 'string' && body.trim() !== '') {
+    return body.trim().slice(0, 500);
+  }
+  // The SDK's message is "<status> <text>"; drop the status it repeats.
+  return err.message.replace(/^\d{3}\s+/, '');
+}
+
+function errorCodeAndType(err: ApiErrorLike): { code?: string; type?: string } {
+  const body = err.error;
+  let code = str(err.code);
+  let type = str(err.type);
+  if (isRecord(body)) {
+    code ??= str(body['code']);
+    type ??= str(body['type']) === 'error' ? undefined : str(body['type']);
+    const inner = body['error'];
+    if (isRecord(inner)) {
+      code ??= str(inner['code']);
+      type ??= str(inner['type']);
+      const details = inner['details'];
+      if (isRecord(details)) code ??= str(details['error_code']);
+    }
+  }
+  return { ...(code !== undefined && { code }), ...(type !== undefined && { type }) };
+}
+
+/** `retry-after-ms` (milliseconds), else `retry-after` (seconds or an HTTP date), in milliseconds. */
+export function retryAfterMsFromHeaders(
+  headers: { get(name: string): string | null } | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (!headers || typeof headers.get !== 'function') return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms) {
+    const n = Number.parseFloat(ms);
+    if (Number.isFinite(n) && n >= 0) return Math.round(n);
+  }
+  const ra = headers.get('retry-after');
+  if (ra) {
+    const trimmed = ra.trim();
+    if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number.parseFloat(trimmed) * 1000);
+    const date = Date.parse(trimmed);
+    if (Number.isFinite(date)) return Math.max(0, date - now);
+  }
+  return undefined;
+}
+
+function causeChain(err: unknown): unknown[] {
+  const out: unknown[] = [];
+  let cur: unknown = err;
+  for (let i = 0; i < 8 && isRecord(cur); i++) {
+    out.push(cur);
+    cur = cur['cause'];
+  }
+  return out;
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+function isConnectionProblem(err: unknown): boolean {
+  for (const e of causeChain(err)) {
+    const r = e as AnyRecord;
+    const name = str(r['name']) ?? '';
+    const code = str(r['code']) ?? '';
+    const message = str(r['message']) ?? '';
+    if (name === 'APIConnectionError' || name === 'APIConnectionTimeoutError') return true;
+    if (CONNECTION_CODES.has(code)) return true;
+    if (name === 'TypeError' && (message === 'terminated' || message === 'fetch failed')) return true;
+    if (name === 'SocketError' || /other side closed|socket hang up/i.test(message)) return true;
+  }
+  return false;
+}
+
+function isTimeout(err: unknown): boolean {
+  if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof Anthropic.APIConnectionTimeoutError) return true;
+  for (const e of causeChain(err)) {
+    const r = e as AnyRecord;
+    const name = str(r['name']) ?? '';
+    const code = str(r['code']) ?? '';
+    if (name === 'APIConnectionTimeoutError' || name === 'TimeoutError') return true;
+    if (code === 'ETIMEDOUT' || code.endsWith('_TIMEOUT')) return true;
+    // The OpenAI SDK's classes keep the name "Error": recognise its constructor by name.
+    if (r.constructor?.name === 'APIConnectionTimeoutError') return true;
+  }
+  return false;
+}
+
+function isConnectionClass(err: unknown): boolean {
+  if (err instanceof OpenAI.APIConnectionError || err instanceof Anthropic.APIConnectionError) return true;
+  const ctor = isRecord(err) ? err.constructor?.name : undefined;
+  return ctor === 'APIConnectionError' || ctor === 'APIConnectionTimeoutError';
+}
+
+/** True for the SDKs' "request was aborted by the caller" error and for DOM AbortErrors. */
+export function isAbortError(err: unknown): boolean {
+  if (err instanceof OpenAI.APIUserAbortError || err instanceof Anthropic.APIUserAbortError) return true;
+  if (!isRecord(err)) return false;
+  const name = str(err['name']);
+  return name === 'AbortError' || name === 'APIUserAbortError' || err.constructor?.name === 'APIUserAbortError';
+}
+
+function quote(text: string): string {
+  const t = text.trim();
+  return t.endsWith('.') || t.endsWith('!') || t.endsWith('?') ? t : `${t}.`;
+}
+
+/** Streaming error events carry no HTTP status, only the error type. */
+const TYPE_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  server_error: 500,
+  overloaded_error: 529,
+  timeout_error: 504,
+};
+
+/**
+ * Classify any error thrown while calling a provider. Already classified errors are returned
+ * as they are. Aborts are not this function's business: see `callProvider`.
+ */
+export function classifyProviderError(provider: string, err: unknown, context: ErrorContext = {}): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const P = providerDisplayName(provider);
+  const transient = (message: string, extra: { status?: number; retryAfterMs?: number } = {}) =>
+    new ProviderError(message, { provider, retryable: true, cause: err, ...extra });
+  const fatal = (message: string, status?: number) =>
+    new ProviderError(message, { provider, retryable: false, cause: err, ...(status !== undefined && { status }) });
+
+  if (isTimeout(err)) {
+    const within = context.timeoutMs !== undefined ? ` within ${context.timeoutMs} ms` : ' in time';
+    return transient(`${P} did not answer${within} (request timed out); the model turn will be retried.`);
+  }
+
+  const api = asApiError(err);
+  if (api && typeof api.status === 'number') {
+    return classifyStatus(provider, api.status, api, err, context);
+  }
+  if (api && !isConnectionClass(err) && !isConnectionProblem(err)) {
+    // An error event inside a stream: no status, but an error type.
+    const { type } = errorCodeAndType(api);
+    const status = type ? TYPE_STATUS[type] : undefined;
+    if (status !== undefined) return classifyStatus(provider, status, api, err, context, true);
+    return transient(`${P} reported an error while streaming: ${quote(providerMessage(api))}`);
+  }
+
+  if (isConnectionProblem(err) || isConnectionClass(err)) {
+    const detail = causeChain(err)
+      .map((e) => str((e as AnyRecord)['message']))
+      .filter((m): m is string => m !== undefined)
+      .join(': ');
+    return transient(`Could not reach ${P}, or the connection was lost (${detail || 'connection error'}); the model turn will be retried.`);
+  }
+
+  if (err instanceof SyntaxError || err instanceof MalformedResponseError) {
+    return transient(`${P} sent a malformed response (${err.message}); the model turn will be retried.`);
+  }
+
+  const message = err instanceof Error ? err.message : String(err);
+  return fatal(`Unexpected error calling ${P}: ${message}`);
+}
+
+function classifyStatus(
+  provider: string,
+  status: number,
+  api: ApiErrorLike,
+  err: unknown,
+  context: ErrorContext,
+  fromStream = false,
+): ProviderError {
+  const P = providerDisplayName(provider);
+  const said = quote(providerMessage(api));
+  const { code, type } = errorCodeAndType(api);
+  const label = fromStream && type ? `${type} while streaming` : `${status} ${statusText(status)}`;
+  const retryAfterMs = retryAfterMsFromHeaders(api.headers);
+  const transient = (message: string) =>
+    new ProviderError(message, {
+      provider,
+      retryable: true,
+      status,
+      cause: err,
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    });
+  const fatal = (message: string) => new ProviderError(message, { provider, retryable: false, status, cause: err });
+  const modelRef = `'${provider}:${context.model ?? '...'}'`;
+
+  if (status === 429) {
+    if (code === 'insufficient_quota' || type === 'insufficient_quota') {
+      return fatal(
+        `${P} quota exhausted (429 insufficient_quota): check your plan and billing; retrying will not help. ${P} said: ${said}`,
+      );
+    }
+    return transient(`${P} is rate limiting requests (${label}); the model turn will be retried. ${P} said: ${said}`);
+  }
+  if (status === 408 || status === 409 || status >= 500) {
+    const what =
+      status === 529 || type === 'overloaded_error'
+        ? 'is overloaded'
+        : status === 408
+          ? 'timed out the request'
+          : status === 409
+            ? 'reported a conflict'
+            : 'had a server error';
+    return transient(`${P} ${what} (${label}); the model turn will be retried. ${P} said: ${said}`);
+  }
+  switch (status) {
+    case 401:
+      return fatal(
+        `${P} rejected the API key (${label}): set a valid ${apiKeyVariable(provider)} in the worker's environment. ${P} said: ${said}`,
+      );
+    case 403:
+      return fatal(
+        `${P} denied access (${label}): the API key is not allowed to use this model or resource; check the key's permissions and organization. ${P} said: ${said}`,
+      );
+    case 404:
+      return fatal(
+        `${P} says the model was not found (${fromStream ? label : '404'}): check the model name in the agent's \`model\` (${modelRef}). ${P} said: ${said}`,
+      );
+    case 413:
+      return fatal(
+        `${P} says the request is too large (${label}): shorten the conversation, the instructions or the tool results. ${P} said: ${said}`,
+      );
+    case 400:
+    case 422: {
+      const hint =
+        code === 'context_length_exceeded' || /context (length|window)|too long|maximum context/i.test(said)
+          ? 'the conversation no longer fits in the model\'s context window; shorten the input or tool results, or use a model with a larger context'
+          : 'check the agent\'s tools (names and JSON schemas), output schema, model name and model settings';
+      return fatal(`${P} rejected the request as invalid (${label}): ${hint}. ${P} said: ${said}`);
+    }
+    default:
+      return fatal(`${P} refused the request (${label}); retrying will not help. ${P} said: ${said}`);
+  }
+}
+
+export interface CallOptions extends ErrorContext {
+  provider: string;
+  timeoutMs: number;
+  /** The caller's signal: when it aborts, the error is rethrown as it is, unclassified. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Run one provider call with a deadline covering the whole response (streamed bodies too),
+ * classifying anything it throws. `fn` gets a signal that aborts on the caller's abort and on the
+ * deadline; a call that ends early because that signal fired must throw (any error).
+ */
+export async function callProvider<T>(options: CallOptions, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const { provider, timeoutMs, signal } = options;
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onAbort = () => controller.abort(signal?.reason);
+  if (signal?.aborted) controller.abort(signal.reason);
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await fn(controller.signal);
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    if (timedOut) {
+      throw new ProviderError(
+        `${providerDisplayName(provider)} did not answer within ${timeoutMs} ms (request timed out); the model turn will be retried.`,
+        { provider, retryable: true, cause: err },
+      );
+    }
+    throw classifyProviderError(provider, err, options);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** For stream loops: the SDKs end a stream quietly when its signal aborts; make that an error. */
+export function throwIfAborted(signal: AbortSignal, what: string): void {
+  if (signal.aborted) throw signal.reason ?? new MalformedResponseError(`${what} was interrupted`);
+}

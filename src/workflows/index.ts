@@ -1,0 +1,2 @@
+/** The workflows a keel worker registers. Workflow code only: no I/O, clocks, random or Node APIs. */
+export { agentRun } from './agent-run.js';

@@ -1,0 +1,77 @@
+/** Test harness: a keel worker and client on the tests' dev server, with the scripted model server. */
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { AgentClient } from '../../src/client/agent-client.js';
+import type { AgentDefinition } from '../../src/core/define.js';
+import type { ProvidersConfig } from '../../src/providers/index.js';
+import { createWorker, workflowsPath, type KeelWorker } from '../../src/worker.js';
+import type { ModelServer } from './model-server.js';
+
+export const TEMPORAL_ADDRESS = `127.0.0.1:${process.env.KEEL_TEST_TEMPORAL_PORT ?? '7433'}`;
+
+// Worker lifecycle chatter drowns the test output; warnings and errors still show.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** Bundled once per test file: bundling takes seconds, and every worker can share it. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  return bundle;
+}
+
+export function providersFor(server: ModelServer): ProvidersConfig {
+  return {
+    openai: { apiKey: 'test-key', baseURL: server.openaiBaseURL },
+    anthropic: { apiKey: 'test-key', baseURL: server.anthropicBaseURL },
+  };
+}
+
+export interface Keel {
+  env: TestWorkflowEnvironment;
+  client: AgentClient;
+  worker: KeelWorker;
+  taskQueue: string;
+  /** Stops the worker (waiting for it) and closes the connections. */
+  stop(): Promise<void>;
+}
+
+export async function startKeel(options: {
+  agents: AgentDefinition[];
+  providers?: ProvidersConfig;
+  taskQueue?: string;
+}): Promise<Keel> {
+  const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+  const taskQueue = options.taskQueue ?? `test-${randomUUID().slice(0, 8)}`;
+  const worker = await createWorker({
+    agents: options.agents,
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    providers: options.providers,
+    workflowBundle: await workflowBundle(),
+  });
+  const running = worker.run();
+  const client = new AgentClient({ client: env.client, taskQueue });
+  return {
+    env,
+    client,
+    worker,
+    taskQueue,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await env.teardown();
+    },
+  };
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};
