@@ -356,7 +356,8 @@ describe('faults', () => {
     await expect(
       (async () => {
         const stream = await quietOpenAI.chat.completions.create({ model: 'malformed', messages: userMessage, stream: true });
-        for await (const _chunk of stream);
+        const chunks = [];
+        for await (const chunk of stream) chunks.push(chunk);
       })(),
     ).rejects.toThrow(SyntaxError);
     await expect(

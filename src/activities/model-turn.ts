@@ -8,6 +8,7 @@ import type { ModelProvider } from '../core/model.js';
 import { parseJsonAnswer } from '../core/output.js';
 import type { ModelTurnInput, ModelTurnResult, OutputCheck } from '../workflows/activity-types.js';
 import { transcriptQuery } from '../workflows/api.js';
+import { ProviderConfigError } from '../providers/errors.js';
 import { runKey, type ConversationCache } from './conversation-cache.js';
 import type { AgentRegistry } from './registry.js';
 
@@ -83,7 +84,7 @@ function toFailure(err: unknown, attempt: number): unknown {
   if (err instanceof ProviderError) {
     if (!err.retryable) {
       return ApplicationFailure.create({
-        type: ErrorTypes.ProviderRequest,
+        type: err instanceof ProviderConfigError ? ErrorTypes.Config : ErrorTypes.ProviderRequest,
         nonRetryable: true,
         message: err.message,
         details: [{ provider: err.provider, status: err.status ?? null }],

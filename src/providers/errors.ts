@@ -264,6 +264,7 @@ export function classifyProviderError(provider: string, err: unknown, context: E
     const detail = causeChain(err)
       .map((e) => str((e as AnyRecord)['message']))
       .filter((m): m is string => m !== undefined)
+      .map((m) => m.replace(/\.$/, ''))
       .join(': ');
     return transient(`Could not reach ${P}, or the connection was lost (${detail || 'connection error'}); the model turn will be retried.`);
   }

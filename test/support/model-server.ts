@@ -383,7 +383,7 @@ export async function startModelServer(options: { port?: number } = {}): Promise
   const models = new Map<string, ModelState>();
   let recorded: RecordedRequest[] = [];
   let responseSeq = 0;
-  /** Cancels every pending timer (delays, bounded hangs) so close() never waits on them. */
+  /** Cancellers for every delayed reply and hang, so close() ends them at once instead of waiting. */
   const pending = new Set<() => void>();
   const sockets = new Set<Socket>();
 
@@ -449,8 +449,9 @@ export async function startModelServer(options: { port?: number } = {}): Promise
     };
   };
 
-  const answerReply = (res: http.ServerResponse, request: RecordedRequest, reply: ResolvedReply, requestId: string) => {
-    const id = request.api === 'openai' ? `chatcmpl-scripted-${responseSeq}` : `msg_scripted_${responseSeq}`;
+  const answerReply = (res: http.ServerResponse, request: RecordedRequest, reply: ResolvedReply, seq: number) => {
+    const id = request.api === 'openai' ? `chatcmpl-scripted-${seq}` : `msg_scripted_${seq}`;
+    const requestId = `req_scripted_${seq}`;
     const rendered =
       request.api === 'openai'
         ? renderOpenAI(reply, request.model, id, request.body?.stream_options?.include_usage === true)
@@ -535,8 +536,7 @@ export async function startModelServer(options: { port?: number } = {}): Promise
     const state = stateFor(request.model);
     const index = state.requestCount++;
     recorded.push(request);
-    responseSeq++;
-    const requestId = `req_scripted_${responseSeq}`;
+    const seq = ++responseSeq;
 
     if (!parsed) {
       sendJson(res, 400, errorBody(api, 400, 'model server: request body is not JSON'));
@@ -554,9 +554,9 @@ export async function startModelServer(options: { port?: number } = {}): Promise
     // Resolve now so tool-call ids follow request order even when delays reorder answers.
     const reply = resolveReply(api, step, request, state);
     if (step.delayMs !== undefined && step.delayMs > 0) {
-      later(res, step.delayMs, () => answerReply(res, request, reply, requestId), () => req.socket.destroy());
+      later(res, step.delayMs, () => answerReply(res, request, reply, seq), () => req.socket.destroy());
     } else {
-      answerReply(res, request, reply, requestId);
+      answerReply(res, request, reply, seq);
     }
   };
 

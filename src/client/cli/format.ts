@@ -1,0 +1,253 @@
+/**
+ * How the `keel` CLI writes runs, events, transcripts and tables. Pure functions of their
+ * input (and of a Style, which decides about colors), so they are unit-testable.
+ */
+import type { Message } from '../../core/messages.js';
+import type { AgentRunResult, RunEvent, RunState } from '../../core/run.js';
+import type { Usage } from '../../core/usage.js';
+
+export interface Style {
+  readonly enabled: boolean;
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  blue(text: string): string;
+  magenta(text: string): string;
+  cyan(text: string): string;
+}
+
+/** ANSI styles when `enabled`, the identity otherwise. */
+export function createStyle(enabled: boolean): Style {
+  const wrap = (open: number, close: number) => (text: string) =>
+    enabled && text !== '' ? `\u001b[${open}m${text}\u001b[${close}m` : text;
+  return {
+    enabled,
+    bold: wrap(1, 22),
+    dim: wrap(2, 22),
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    blue: wrap(34, 39),
+    magenta: wrap(35, 39),
+    cyan: wrap(36, 39),
+  };
+}
+
+/** Colors only for a terminal, and never with NO_COLOR (https://no-color.org); FORCE_COLOR forces them. */
+export function colorEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '' && env.FORCE_COLOR !== '0') return true;
+  if (env.TERM === 'dumb') return false;
+  return stream.isTTY === true;
+}
+
+/** Removes ANSI escapes (for measuring widths and for tests). */
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching escapes is the point
+  return text.replace(/\u001b\[[0-9;]*m/g, '');
+}
+
+/** Text on one line, at most `max` characters (an ellipsis marks the cut). */
+export function oneLine(text: string, max = 100): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (max < 2 || line.length <= max) return line;
+  return `${line.slice(0, max - 1)}…`;
+}
+
+/** JSON text in its compact form (when it parses), on one line, shortened. */
+export function shortJson(text: string, max = 100): string {
+  let compact = text;
+  try {
+    compact = JSON.stringify(JSON.parse(text));
+  } catch {
+    // not JSON: show it as it is
+  }
+  if (compact.length <= max) return oneLine(compact, max);
+  // Cut after the last complete field that fits, as in {"city":"Lisbon",...}
+  const line = oneLine(compact, Number.MAX_SAFE_INTEGER);
+  const cut = line.lastIndexOf(',', max - 5);
+  if ((line.startsWith('{') || line.startsWith('[')) && cut > 0) {
+    return `${line.slice(0, cut)},...${line.startsWith('{') ? '}' : ']'}`;
+  }
+  return oneLine(line, max);
+}
+
+/** What the formatter of a followed run remembers between events. */
+export interface FollowContext {
+  model?: string;
+}
+
+/**
+ * One line for a live event, or undefined for events that say nothing new to a person
+ * (`tool.started`, `run.finished`: the answer is printed from the result).
+ */
+export function formatEvent(event: RunEvent, context: FollowContext, s: Style, width = 100): string | undefined {
+  switch (event.type) {
+    case 'run.started':
+      context.model = event.model;
+      return `${s.bold(`▶ ${event.agent}`)} ${s.dim(`· ${event.model} · ${oneLine(event.input, Math.max(20, width - 20))}`)}`;
+    case 'turn.started':
+      return s.cyan(`turn ${event.turn}${context.model ? ` · ${context.model}` : ''}`);
+    case 'turn.finished':
+      // Text beside tool calls is the model thinking aloud; text alone is the answer, printed at the end.
+      return event.toolCalls.length > 0 && event.text.trim() !== ''
+        ? `  ${s.dim(`“${oneLine(event.text, width - 4)}”`)}`
+        : undefined;
+    case 'tool.requested':
+      return `  ${s.magenta('→')} ${s.bold(event.tool)} ${s.dim(shortJson(event.arguments, width - event.tool.length - 6))}`;
+    case 'tool.started':
+      return undefined;
+    case 'tool.finished':
+      return event.isError
+        ? `  ${s.red('✗')} ${s.bold(event.tool)} ${s.red(oneLine(event.result, width - event.tool.length - 6))}`
+        : `  ${s.green('←')} ${s.bold(event.tool)} ${s.dim(shortJson(event.result, width - event.tool.length - 6))}`;
+    case 'output.invalid':
+      return `  ${s.yellow('!')} output does not match the schema (attempt ${event.attempt}): ${oneLine(event.error, width - 40)}`;
+    case 'run.continued':
+      return s.dim(`↻ continued as new after ${event.turns} turns`);
+    case 'run.finished':
+      return undefined;
+  }
+}
+
+/** The final answer: text as it is, structured output as indented JSON. */
+export function formatOutput(output: unknown): string {
+  if (output === null || output === undefined) return '(no answer)';
+  if (typeof output === 'string') return output.trim() === '' ? '(empty answer)' : output;
+  return JSON.stringify(output, null, 2);
+}
+
+export function formatUsage(usage: Usage): string {
+  return `${usage.inputTokens.toLocaleString('en-US')} input + ${usage.outputTokens.toLocaleString('en-US')} output tokens`;
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The end of a followed run: the answer, the status with turns and usage, the UI link. */
+export function formatResult(result: AgentRunResult, uiUrl: string, s: Style): string[] {
+  const lines = ['', s.bold('Answer'), formatOutput(result.output), ''];
+  const status = result.status === 'completed' ? s.green('completed') : s.yellow('stopped at max turns');
+  lines.push(`${status} ${s.dim(`· ${plural(result.turns, 'turn')} · ${formatUsage(result.usage)}`)}`);
+  lines.push(`${s.dim('Temporal UI:')} ${s.blue(uiUrl)}`);
+  return lines;
+}
+
+/** `2025-03-01 14:05:09` in local time. */
+export function formatTime(date: Date | undefined): string {
+  if (!date || Number.isNaN(date.getTime())) return '-';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+  );
+}
+
+export function colorStatus(status: string, s: Style): string {
+  switch (status) {
+    case 'completed':
+      return s.green(status);
+    case 'running':
+      return s.cyan(status);
+    case 'max_turns':
+      return s.yellow(status);
+    default:
+      return s.red(status);
+  }
+}
+
+/** Left-aligned columns, two spaces apart; widths ignore color escapes. */
+export function formatTable(headers: string[], rows: string[][], s: Style): string[] {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => stripAnsi(r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat((widths[i] ?? 0) - stripAnsi(cell).length)))
+      .join('  ')
+      .trimEnd();
+  return [s.bold(line(headers)), ...rows.map(line)];
+}
+
+export interface RunRow {
+  workflowId: string;
+  agent: string;
+  status: string;
+  startTime: Date;
+  closeTime?: Date;
+}
+
+export function formatRunList(runs: RunRow[], s: Style): string[] {
+  if (runs.length === 0) return [s.dim('No runs found.')];
+  return formatTable(
+    ['WORKFLOW ID', 'AGENT', 'STATUS', 'STARTED'],
+    runs.map((r) => [r.workflowId, r.agent, colorStatus(r.status, s), formatTime(r.startTime)]),
+    s,
+  );
+}
+
+/** `keel status`: Temporal's record of the run, and the `status` query's answer when a worker gave one. */
+export function formatStatus(
+  run: RunRow & { uiUrl: string },
+  state: RunState | undefined,
+  s: Style,
+): string[] {
+  const status = state && state.status !== 'running' ? state.status : run.status;
+  const rows: [string, string][] = [
+    ['workflow', run.workflowId],
+    ['agent', state?.agent ?? run.agent],
+    ['status', colorStatus(status, s)],
+  ];
+  if (state) {
+    rows.push(['turns', String(state.turns)]);
+    rows.push(['usage', formatUsage(state.usage)]);
+    rows.push(['messages', String(state.messages)]);
+  }
+  rows.push(['started', formatTime(run.startTime)]);
+  rows.push(['closed', run.closeTime ? formatTime(run.closeTime) : '-']);
+  rows.push(['ui', s.blue(run.uiUrl)]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `${s.dim(k.padEnd(width))}  ${v}`);
+  if (!state) lines.push(s.dim('(no worker answered the status query: turns and usage are unknown; this is Temporal’s record)'));
+  return lines;
+}
+
+function indent(text: string, prefix: string): string {
+  return text
+    .split('\n')
+    .map((line, i) => (i === 0 ? line : prefix + line))
+    .join('\n');
+}
+
+/** The conversation, one block per message, tool calls and results in short. */
+export function formatTranscript(messages: Message[], s: Style, width = 100): string[] {
+  const lines: string[] = [];
+  for (const m of messages) {
+    switch (m.role) {
+      case 'user':
+        lines.push(`${s.bold(s.blue('user'))}       ${indent(m.content, ' '.repeat(11))}`);
+        break;
+      case 'assistant': {
+        if (m.content.trim() !== '' || !m.toolCalls?.length) {
+          lines.push(`${s.bold(s.green('assistant'))}  ${indent(m.content || '(empty)', ' '.repeat(11))}`);
+        } else {
+          lines.push(`${s.bold(s.green('assistant'))}  ${s.dim(`(calls ${plural(m.toolCalls.length, 'tool')})`)}`);
+        }
+        for (const call of m.toolCalls ?? []) {
+          lines.push(
+            `${' '.repeat(11)}${s.magenta('→')} ${s.bold(call.name)} ${s.dim(shortJson(call.arguments, width - call.name.length - 16))}`,
+          );
+        }
+        break;
+      }
+      case 'tool': {
+        const mark = m.isError ? s.red('✗') : s.green('←');
+        const body = m.isError ? s.red(oneLine(m.content, width - 20)) : s.dim(shortJson(m.content, width - m.toolName.length - 16));
+        lines.push(`${s.bold(s.yellow('tool'))}       ${mark} ${s.bold(m.toolName)} ${body}`);
+        break;
+      }
+    }
+  }
+  return lines;
+}
