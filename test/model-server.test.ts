@@ -1,5 +1,5 @@
-import Anthropic, { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
-import OpenAI, { APIError as OpenAIAPIError } from 'openai';
+import Anthropic, { type APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
+import OpenAI, { type APIError as OpenAIAPIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer, type RecordedRequest } from './support/model-server.js';
 

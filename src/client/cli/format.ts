@@ -251,3 +251,25 @@ export function formatTranscript(messages: Message[], s: Style, width = 100): st
   }
   return lines;
 }
+
+/** A Temporal worker log entry, as the CLI's worker prints it. */
+export interface LogLine {
+  level: string;
+  message: string;
+  timestampNanos: bigint;
+  meta?: Record<string, unknown>;
+}
+
+/** One line per log entry: time, level, message, the run and activity it is about, the error's message (no stack). */
+export function formatLogEntry(entry: LogLine, s: Style, width = 160): string {
+  const time = formatTime(new Date(Number(entry.timestampNanos / 1_000_000n))).slice(11);
+  const level = entry.level === 'ERROR' ? s.red(entry.level) : entry.level === 'WARN' ? s.yellow(entry.level) : s.dim(entry.level);
+  const meta = entry.meta ?? {};
+  const parts = [entry.message];
+  if (typeof meta.workflowId === 'string') parts.push(`workflow ${meta.workflowId}`);
+  if (typeof meta.activityType === 'string') parts.push(`activity ${meta.activityType}`);
+  const error = meta.error ?? meta.failure;
+  if (error instanceof Error) parts.push(error.message);
+  else if (typeof error === 'string') parts.push(error);
+  return `${s.dim(time)} ${level} ${oneLine(parts.join(' · '), width)}`;
+}

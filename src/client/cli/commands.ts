@@ -1,0 +1,430 @@
+/**
+ * What the `keel` commands do. Loaded only once a command runs, so `keel --help` stays fast;
+ * the Temporal worker (and its bundler) is imported only by `keel worker` and `keel demo`.
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { AgentClient, RunFailedError, type RunHandle } from '../agent-client.js';
+import { loadConnectConfig, type ConnectSettings } from '../connection.js';
+import type { AgentDefinition } from '../../core/define.js';
+import type { Message } from '../../core/messages.js';
+import type { AgentRunInput, AgentRunResult, RunState } from '../../core/run.js';
+import type { KeelWorker } from '../../worker.js';
+import {
+  colorEnabled,
+  createStyle,
+  formatEvent,
+  formatLogEntry,
+  formatResult,
+  formatRunList,
+  formatStatus,
+  formatTranscript,
+  plural,
+  type FollowContext,
+  type Style,
+} from './format.js';
+import { CliError, DEFAULT_TASK_QUEUE, type GlobalOptions } from './common.js';
+
+/** The examples' agents, served by `keel worker` without --agents and by `keel demo`. */
+const EXAMPLES_MODULE = new URL('../../../examples/demo.ts', import.meta.url);
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const err = (line = '') => process.stderr.write(`${line}\n`);
+
+function stdoutStyle(): Style {
+  return createStyle(colorEnabled(process.stdout));
+}
+function stderrStyle(): Style {
+  return createStyle(colorEnabled(process.stderr));
+}
+function width(): number {
+  return Math.min(160, Math.max(60, process.stdout.columns ?? 100));
+}
+
+function settingsOf(globals: GlobalOptions): ConnectSettings {
+  return {
+    ...(globals.address && { address: globals.address }),
+    ...(globals.namespace && { namespace: globals.namespace }),
+    ...(globals.profile && { profile: globals.profile }),
+  };
+}
+
+/**
+ * The Web UI that goes with the server: --ui-url, else KEEL_UI_URL, else for a local server
+ * the dev server's own default (its port + 1000, as `temporal server start-dev` does).
+ */
+export function uiUrlFor(address: string, explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (explicit) return explicit;
+  if (env.KEEL_UI_URL) return env.KEEL_UI_URL;
+  const match = /^(?:localhost|127\.0\.0\.1|\[::1\]|0\.0\.0\.0):(\d+)$/.exec(address.trim());
+  if (match?.[1]) return `http://localhost:${Number(match[1]) + 1000}`;
+  return 'http://localhost:8233';
+}
+
+interface Target {
+  settings: ConnectSettings;
+  address: string;
+  namespace: string;
+  uiUrl: string;
+}
+
+function target(globals: GlobalOptions): Target {
+  const settings = settingsOf(globals);
+  const config = loadConnectConfig(settings);
+  const address = config.connectionOptions.address ?? 'localhost:7233';
+  return { settings, address, namespace: config.namespace, uiUrl: uiUrlFor(address, globals.uiUrl) };
+}
+
+async function connectClient(t: Target, taskQueue?: string): Promise<AgentClient> {
+  return AgentClient.connect({ ...t.settings, uiUrl: t.uiUrl, ...(taskQueue && { taskQueue }) });
+}
+
+async function withClient<T>(globals: GlobalOptions, fn: (client: AgentClient, t: Target) => Promise<T>, taskQueue?: string) {
+  const t = target(globals);
+  const client = await connectClient(t, taskQueue);
+  try {
+    return await fn(client, t);
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Worker logs: warnings and errors, one line each (KEEL_LOG_LEVEL=INFO or DEBUG for more,
+ * KEEL_DEBUG=1 for Temporal's full entries with stacks). The CLI handles SIGINT/SIGTERM itself.
+ */
+async function installRuntime(): Promise<void> {
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  const level = (process.env.KEEL_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
+  const s = stderrStyle();
+  const logger = process.env.KEEL_DEBUG
+    ? new DefaultLogger(level)
+    : new DefaultLogger(level, (entry) => err(formatLogEntry(entry, s)));
+  Runtime.install({ logger, shutdownSignals: [] });
+}
+
+/** The agents a module exports as `agents` or as its default export. */
+export async function loadAgents(module?: string): Promise<{ agents: AgentDefinition[]; source: string }> {
+  const url = module ? pathToFileURL(resolve(process.cwd(), module)) : EXAMPLES_MODULE;
+  const source = module ?? 'examples/demo.ts';
+  let exports: Record<string, unknown>;
+  try {
+    exports = (await import(url.href)) as Record<string, unknown>;
+  } catch (e) {
+    throw new CliError(`Cannot load agents from ${source}: ${(e as Error).message}`);
+  }
+  const value = exports.agents ?? exports.default;
+  const list: unknown[] = Array.isArray(value) ? value : value !== undefined ? [value] : [];
+  const agents = list.filter(isAgent);
+  if (agents.length === 0 || agents.length !== list.length) {
+    throw new CliError(
+      `${source} exports no agents: export an array of defineAgent(...) results as \`agents\` or as the default export.`,
+    );
+  }
+  return { agents, source };
+}
+
+function isAgent(value: unknown): value is AgentDefinition {
+  return typeof value === 'object' && value !== null && (value as AgentDefinition).kind === 'agent' && 'spec' in value;
+}
+
+function waitForSignal(onSignal: (signal: NodeJS.Signals, count: number) => void): () => void {
+  let count = 0;
+  const handler = (signal: NodeJS.Signals) => onSignal(signal, ++count);
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// keel worker
+
+export async function workerCommand(options: { agents?: string; taskQueue?: string }, globals: GlobalOptions): Promise<number> {
+  const s = stdoutStyle();
+  const t = target(globals);
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const { agents, source } = await loadAgents(options.agents);
+  await installRuntime();
+  const { createWorker } = await import('../../worker.js');
+  out(s.dim(`Starting a keel worker for ${plural(agents.length, 'agent')} from ${source} (bundling the workflow code)...`));
+  const worker = await createWorker({ agents, taskQueue, connection: t.settings });
+
+  out(`${s.bold('keel worker')} serving ${plural(agents.length, 'agent')}:`);
+  const nameWidth = Math.max(...agents.map((a) => a.name.length));
+  for (const agent of agents) out(`  ${s.bold(agent.name.padEnd(nameWidth))}  ${s.dim(agent.spec.model)}`);
+  out(`task queue ${s.cyan(taskQueue)} · server ${t.address} · namespace ${t.namespace}`);
+  out(s.dim(`Ready: polling for runs. Try: keel run ${agents[0]?.name ?? '<agent>'} "..."${taskQueue === DEFAULT_TASK_QUEUE ? '' : ` --task-queue ${taskQueue}`}   (Ctrl-C stops)`));
+
+  const stopSignals = waitForSignal((signal, count) => {
+    if (count > 1) {
+      err(`Received ${signal} again: exiting without waiting for the worker.`);
+      process.exit(130);
+    }
+    err(`Received ${signal}: shutting down the worker (running activities finish first)...`);
+    worker.shutdown();
+  });
+  try {
+    await worker.run();
+  } finally {
+    stopSignals();
+  }
+  out('Worker stopped.');
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// keel run
+
+export interface RunCommandOptions {
+  id?: string;
+  detach?: boolean;
+  json?: boolean;
+  taskQueue?: string;
+}
+
+export async function runCommand(agent: string, prompt: string, options: RunCommandOptions, globals: GlobalOptions) {
+  return withClient(
+    globals,
+    async (client) => {
+      const handle = await startRun(client, agent, prompt, options.id);
+      if (options.detach) {
+        if (options.json) out(JSON.stringify({ workflowId: handle.workflowId, uiUrl: handle.uiUrl }));
+        else {
+          const s = stdoutStyle();
+          out(handle.workflowId);
+          out(`${s.dim('Temporal UI:')} ${s.blue(handle.uiUrl)}`);
+          out(s.dim(`Follow it with: keel status ${handle.workflowId} · keel show ${handle.workflowId}`));
+        }
+        return 0;
+      }
+      return followRun(handle, { json: options.json ?? false, taskQueue: client.taskQueue });
+    },
+    options.taskQueue,
+  );
+}
+
+async function startRun(client: AgentClient, agent: string, prompt: string, workflowId?: string): Promise<RunHandle> {
+  try {
+    return await client.start(agent, prompt, workflowId ? { workflowId } : {});
+  } catch (e) {
+    if ((e as Error)?.name === 'WorkflowExecutionAlreadyStartedError') {
+      throw new CliError(`A run with workflow ID "${workflowId}" is already running: pick another --id.`);
+    }
+    throw e;
+  }
+}
+
+/** Follows a run live until it ends; prints its answer (or failure). Returns the exit code. */
+export async function followRun(handle: RunHandle, options: { json: boolean; taskQueue: string }): Promise<number> {
+  const s = stdoutStyle();
+  const context: FollowContext = {};
+  if (!options.json) out(s.dim(`run ${handle.workflowId} · task queue ${options.taskQueue}`));
+
+  // A run waits for a worker; say so when nothing happens for a while.
+  const hint = setTimeout(() => {
+    err(
+      stderrStyle().yellow(
+        `Waiting for a worker on task queue "${options.taskQueue}"... Is one running? ` +
+          `Start one with: keel worker${options.taskQueue === DEFAULT_TASK_QUEUE ? '' : ` --task-queue ${options.taskQueue}`}`,
+      ),
+    );
+  }, 8_000);
+  hint.unref();
+  const stopSignals = waitForSignal(() => {
+    err(`\nStopped following. The run goes on: keel status ${handle.workflowId}`);
+    process.exit(130);
+  });
+
+  try {
+    for await (const event of handle.follow()) {
+      clearTimeout(hint);
+      if (options.json) out(JSON.stringify(event));
+      else {
+        const line = formatEvent(event, context, s, width());
+        if (line !== undefined) out(line);
+      }
+    }
+    clearTimeout(hint);
+
+    let result: AgentRunResult;
+    try {
+      result = await handle.result();
+    } catch (e) {
+      if (!(e instanceof RunFailedError)) throw e;
+      if (options.json) {
+        out(JSON.stringify({ type: 'error', workflowId: handle.workflowId, error: e.message, errorType: e.type ?? null, uiUrl: handle.uiUrl }));
+      }
+      const es = stderrStyle();
+      err(es.red(`✗ ${e.message}`));
+      err(`${es.dim('Temporal UI:')} ${es.blue(handle.uiUrl)}`);
+      return 1;
+    }
+    if (options.json) out(JSON.stringify({ type: 'result', workflowId: handle.workflowId, uiUrl: handle.uiUrl, ...result }));
+    else for (const line of formatResult(result, handle.uiUrl, s)) out(line);
+    return 0;
+  } finally {
+    clearTimeout(hint);
+    stopSignals();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// keel status / show / list
+
+/** A query, or undefined when no worker answers within `ms` (a closed run needs a worker to replay it). */
+async function tryQuery<T>(client: AgentClient, ms: number, fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await client.client.connection.withDeadline(Date.now() + ms, fn);
+  } catch (e) {
+    if ((e as Error)?.name === 'WorkflowNotFoundError') throw e;
+    return undefined;
+  }
+}
+
+export async function statusCommand(workflowId: string, options: { json?: boolean }, globals: GlobalOptions) {
+  return withClient(globals, async (client) => {
+    const handle = client.getHandle(workflowId);
+    const summary = await describeRun(handle);
+    const state = await tryQuery<RunState>(client, 3_000, () => handle.status());
+    if (options.json) {
+      out(JSON.stringify({ ...summary, uiUrl: handle.uiUrl, state: state ?? null }, null, 2));
+    } else {
+      for (const line of formatStatus({ ...summary, uiUrl: handle.uiUrl }, state, stdoutStyle())) out(line);
+    }
+    return 0;
+  });
+}
+
+async function describeRun(handle: RunHandle) {
+  try {
+    return await handle.describe();
+  } catch (e) {
+    if ((e as Error)?.name === 'WorkflowNotFoundError') {
+      throw new CliError(`No run with workflow ID "${handle.workflowId}" (list recent runs with: keel list).`);
+    }
+    throw e;
+  }
+}
+
+export async function showCommand(workflowId: string, options: { json?: boolean }, globals: GlobalOptions) {
+  return withClient(globals, async (client) => {
+    const handle = client.getHandle(workflowId);
+    const summary = await describeRun(handle);
+    let messages = await tryQuery<Message[]>(client, 5_000, () => handle.transcript());
+    const partial = messages === undefined;
+    messages ??= await transcriptFromHistory(handle);
+    if (options.json) {
+      out(JSON.stringify(messages, null, 2));
+      return 0;
+    }
+    const s = stdoutStyle();
+    out(`${s.bold(summary.workflowId)} ${s.dim(`· ${summary.agent} · ${summary.status} · ${handle.uiUrl}`)}`);
+    out();
+    for (const line of formatTranscript(messages, s, width())) out(line);
+    if (partial) {
+      out();
+      out(s.dim('(No worker answered the transcript query: this is the prompt and the answer from Temporal’s history.'));
+      out(s.dim(' Start a worker on the run’s task queue to see the whole conversation.)'));
+    }
+    return 0;
+  });
+}
+
+/** What the history alone tells: the prompt (or the carried conversation) and the final answer. */
+async function transcriptFromHistory(handle: RunHandle): Promise<Message[]> {
+  const { defaultPayloadConverter } = await import('@temporalio/common');
+  type Payload = Parameters<typeof defaultPayloadConverter.fromPayload>[0];
+  const history = await handle.workflow.fetchHistory();
+  const messages: Message[] = [];
+  const first = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  if (first) {
+    const input = defaultPayloadConverter.fromPayload<AgentRunInput>(first as Payload);
+    if (input.continued) messages.push(...input.continued.messages);
+    else messages.push({ role: 'user', content: input.input });
+  }
+  for (const event of history.events ?? []) {
+    const payload = event.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0];
+    if (payload) {
+      const result = defaultPayloadConverter.fromPayload<AgentRunResult>(payload as Payload);
+      const content = typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
+      messages.push({ role: 'assistant', content });
+    }
+  }
+  return messages;
+}
+
+export async function listCommand(
+  options: { limit?: number; agent?: string; status?: string; json?: boolean },
+  globals: GlobalOptions,
+) {
+  return withClient(globals, async (client) => {
+    const runs = await client.list({
+      limit: options.limit ?? 20,
+      ...(options.agent && { agent: options.agent }),
+      ...(options.status && { status: options.status }),
+    });
+    if (options.json) out(JSON.stringify(runs, null, 2));
+    else for (const line of formatRunList(runs, stdoutStyle())) out(line);
+    return 0;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// keel demo
+
+/** Which model the demo agent uses, and why. */
+export function describeDemoModel(model: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.KEEL_MODEL) return `${model} (from KEEL_MODEL)`;
+  if (env.OPENAI_API_KEY) return `${model} (OPENAI_API_KEY is set)`;
+  if (env.ANTHROPIC_API_KEY) return `${model} (ANTHROPIC_API_KEY is set)`;
+  return `${model} (the offline demo model: no API key needed; set OPENAI_API_KEY, ANTHROPIC_API_KEY or KEEL_MODEL for a real one)`;
+}
+
+export async function demoCommand(prompt: string | undefined, options: { taskQueue?: string }, globals: GlobalOptions) {
+  const s = stdoutStyle();
+  const t = target(globals);
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const examples = (await import(EXAMPLES_MODULE.href)) as typeof import('../../../examples/demo.js');
+
+  out(`${s.bold('keel demo')} ${s.dim('· durable LLM agents on Temporal')}`);
+  out(`${s.dim('model ')} ${describeDemoModel(examples.demo.spec.model)}`);
+  out(`${s.dim('server')} ${t.address} · namespace ${t.namespace} · task queue ${taskQueue}`);
+
+  // Connect first: an unreachable server fails fast, before the worker bundles its code.
+  const client = await connectClient(t, taskQueue);
+  let worker: KeelWorker | undefined;
+  let running: Promise<void> | undefined;
+  const stopSignals = waitForSignal((signal, count) => {
+    if (count > 1 || !worker) process.exit(130);
+    err(`\nReceived ${signal}: stopping the demo worker...`);
+    worker.shutdown();
+  });
+  try {
+    await installRuntime();
+    const { createWorker } = await import('../../worker.js');
+    out(s.dim('Starting an in-process worker (bundling the workflow code)...'));
+    worker = await createWorker({ agents: examples.agents, taskQueue, connection: t.settings });
+    running = worker.run();
+    const stopped = running.then(() => {
+      throw new CliError('The demo worker stopped before the run ended.');
+    });
+    out();
+    const handle = await client.start(examples.demo, prompt ?? examples.DEMO_PROMPT);
+    stopSignals();
+    return await Promise.race([followRun(handle, { json: false, taskQueue }), stopped]);
+  } finally {
+    stopSignals();
+    if (worker && running) {
+      try {
+        worker.shutdown();
+      } catch {
+        // already stopping
+      }
+      await running.catch(() => undefined);
+    }
+    await client.close().catch(() => undefined);
+  }
+}

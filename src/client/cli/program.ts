@@ -1,0 +1,152 @@
+/**
+ * The `keel` command line: its commands, options and help. The commands' code is imported
+ * when a command runs, so `keel --help` loads neither Temporal's client nor its worker.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { CliError, DEFAULT_TASK_QUEUE, type GlobalOptions } from './common.js';
+
+const RUN_STATUSES = ['running', 'completed', 'max_turns', 'failed', 'cancelled'];
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number of at least 1.');
+  return n;
+}
+
+function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+}
+
+const taskQueueOption = () =>
+  new Option('--task-queue <queue>', 'Temporal task queue of the workers').default(DEFAULT_TASK_QUEUE).env('KEEL_TASK_QUEUE');
+
+/** Builds the program; `setExitCode` receives each command's exit code. */
+export function buildProgram(setExitCode: (code: number) => void): Command {
+  const program = new Command('keel');
+  const commands = () => import('./commands.js');
+  const globals = (command: Command) => command.optsWithGlobals<GlobalOptions>();
+
+  program
+    .description('Durable LLM agents on Temporal: every run a workflow, every model turn and tool call an activity.')
+    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .option('--address <host:port>', 'Temporal server (default: TEMPORAL_ADDRESS, the profile, or localhost:7233)')
+    .option('--namespace <namespace>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, the profile, or "default")')
+    .option('--profile <name>', 'profile of the Temporal config file (default: TEMPORAL_PROFILE, or "default")')
+    .option('--ui-url <url>', 'base URL of the Temporal Web UI, for links (default: KEEL_UI_URL, or the dev server\'s)')
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText(
+      'after',
+      examples(
+        'keel demo                                  # run the demo agent with an in-process worker',
+        'keel worker                                # serve the examples\' agents',
+        'keel run demo "Weather in Lisbon and Tokyo?"',
+        'keel list --agent demo',
+        'TEMPORAL_ADDRESS=127.0.0.1:7233 keel status demo-1a2b3c4d',
+      ) + '\nStart a local Temporal dev server first with ./temporal-dev.sh start (npm start does).\n',
+    );
+
+  program
+    .command('worker')
+    .description('Run a worker that serves agents; Ctrl-C (SIGINT) or SIGTERM shuts it down cleanly.')
+    .option('--agents <module>', "module (TS or JS, relative to the current directory) exporting the agents as `agents` or as its default export (default: the examples' agents)")
+    .addOption(taskQueueOption())
+    .addHelpText('after', examples('keel worker', 'keel worker --agents ./src/agents.ts --task-queue support'))
+    .action(async (options: { agents?: string; taskQueue?: string }, command: Command) => {
+      setExitCode(await (await commands()).workerCommand(options, globals(command)));
+    });
+
+  program
+    .command('run')
+    .description('Start a run of an agent and follow it live: turns, tool calls, results, the answer.')
+    .argument('<agent>', 'name of the agent (a worker must serve it)')
+    .argument('<prompt>', 'the prompt')
+    .option('--id <workflowId>', 'workflow ID of the run (default: <agent>-<random>)')
+    .option('--detach', 'print the workflow ID and UI link and return without following the run')
+    .option('--json', 'print the events as JSON lines, then the result (or the error) as JSON')
+    .addOption(taskQueueOption())
+    .addHelpText(
+      'after',
+      examples(
+        'keel run demo "What\'s the weather in Lisbon and Tokyo?"',
+        'keel run demo "Weather in Paris?" --id paris-1 --detach',
+        'keel run demo "Weather in Paris?" --json | jq -c \'select(.type == "result")\'',
+      ) + '\nExit code: 0 when the run completes (or stops at its turn limit), 1 when it fails.\n',
+    )
+    .action(async (agent: string, prompt: string, options, command: Command) => {
+      setExitCode(await (await commands()).runCommand(agent, prompt, options, globals(command)));
+    });
+
+  program
+    .command('status')
+    .description("Show a run's status: agent, status, turns and usage (when a worker answers), start and close time.")
+    .argument('<workflowId>', 'workflow ID of the run')
+    .option('--json', 'print it as JSON')
+    .addHelpText('after', examples('keel status demo-1a2b3c4d'))
+    .action(async (workflowId: string, options, command: Command) => {
+      setExitCode(await (await commands()).statusCommand(workflowId, options, globals(command)));
+    });
+
+  program
+    .command('show')
+    .description("Show a run's transcript: user, assistant and tool messages, with the tool calls.")
+    .argument('<workflowId>', 'workflow ID of the run')
+    .option('--json', 'print the messages as JSON')
+    .addHelpText('after', examples('keel show demo-1a2b3c4d'))
+    .action(async (workflowId: string, options, command: Command) => {
+      setExitCode(await (await commands()).showCommand(workflowId, options, globals(command)));
+    });
+
+  program
+    .command('list')
+    .description('List recent runs, newest first (from Temporal visibility).')
+    .option('--limit <n>', 'how many runs at most', positiveInt, 20)
+    .option('--agent <name>', 'only runs of this agent')
+    .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_STATUSES))
+    .option('--json', 'print the runs as JSON')
+    .addHelpText('after', examples('keel list', 'keel list --agent demo --status failed --limit 5'))
+    .action(async (options, command: Command) => {
+      setExitCode(await (await commands()).listCommand(options, globals(command)));
+    });
+
+  program
+    .command('demo')
+    .description(
+      'Run the demo agent end to end: an in-process worker, a run followed live, the answer and its UI link. ' +
+        'Offline on the demo model; uses OpenAI or Anthropic when OPENAI_API_KEY / ANTHROPIC_API_KEY / KEEL_MODEL is set.',
+    )
+    .argument('[prompt]', 'the prompt (default: the weather and local time in Lisbon and Tokyo)')
+    .addOption(taskQueueOption())
+    .addHelpText('after', examples('keel demo', 'keel demo "Is it warmer in Sydney or in Paris?"', 'npm start   # starts the dev server, then keel demo'))
+    .action(async (prompt: string | undefined, options, command: Command) => {
+      setExitCode(await (await commands()).demoCommand(prompt, options, globals(command)));
+    });
+
+  return program;
+}
+
+/** Prints an error the way a person wants to read it: the message, no stack (KEEL_DEBUG=1 for one). */
+export function describeError(err: unknown): string {
+  const e = err as Error | undefined;
+  const name = e?.name ?? '';
+  const message = e?.message ?? String(err);
+  if (process.env.KEEL_DEBUG && e?.stack) return e.stack;
+  if (err instanceof CliError || name === 'ServerUnreachableError' || name === 'RunFailedError') return message;
+  if (name === 'WorkflowNotFoundError') return `No such run: ${message}`;
+  return `keel: ${message}`;
+}
+
+/** Runs the CLI on `argv`; resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram((code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    const { colorEnabled, createStyle } = await import('./format.js');
+    process.stderr.write(`${createStyle(colorEnabled(process.stderr)).red(describeError(err))}\n`);
+    return 1;
+  }
+  return exitCode;
+}

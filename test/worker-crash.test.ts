@@ -1,0 +1,76 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crashAgent, scriptCrashModel } from './support/crash-agent.js';
+import { activityEvents, historyOf } from './support/history.js';
+import { TEMPORAL_ADDRESS, providersFor, startKeel, type Keel } from './support/keel.js';
+import { startModelServer, type ModelServer } from './support/model-server.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+let server: ModelServer;
+const cleanup: (() => Promise<unknown> | unknown)[] = [];
+
+beforeAll(async () => {
+  server = await startModelServer();
+  scriptCrashModel(server);
+});
+afterAll(async () => {
+  for (const fn of cleanup.reverse()) await fn();
+  await server?.close();
+});
+
+/** Starts a worker process and resolves once it printed `line`-matching output. */
+function spawnWorker(taskQueue: string): { child: ChildProcess; waitFor(pattern: RegExp): Promise<void> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+    cwd: root,
+    env: { ...process.env, TEMPORAL_ADDRESS, KEEL_TASK_QUEUE: taskQueue, MODEL_SERVER_URL: server.url },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const w of waiters.filter((w) => w.pattern.test(output))) w.resolve();
+  });
+  cleanup.push(() => child.kill('SIGKILL'));
+  return {
+    child,
+    waitFor: (pattern) =>
+      new Promise<void>((resolve, reject) => {
+        if (pattern.test(output)) return resolve();
+        waiters.push({ pattern, resolve });
+        child.once('exit', (code) => reject(new Error(`worker exited (${code}) before printing ${pattern}:\n${output}`)));
+      }),
+  };
+}
+
+describe('a worker killed while a tool runs', () => {
+  it('is replaced by a new worker that finishes the run, with the same transcript', async () => {
+    // The run as it goes without a crash.
+    const reference: Keel = await startKeel({ agents: [crashAgent], providers: providersFor(server) });
+    cleanup.push(() => reference.stop());
+    const calm = await reference.client.start('crash-test', 'Go.');
+    expect((await calm.result()).output).toBe('done after 2 steps');
+    const expected = await calm.transcript();
+
+    // The same run on a worker process that is killed with SIGKILL during the second tool call.
+    const taskQueue = `crash-${randomUUID().slice(0, 8)}`;
+    const doomed = spawnWorker(taskQueue);
+    await doomed.waitFor(/worker ready/);
+    const run = await reference.client.start('crash-test', 'Go.', { taskQueue });
+    await doomed.waitFor(/tool running step-2/);
+    doomed.child.kill('SIGKILL');
+
+    const rescuer = await startKeel({ agents: [crashAgent], providers: providersFor(server), taskQueue });
+    cleanup.push(() => rescuer.stop());
+    const handle = rescuer.client.getHandle(run.workflowId);
+    expect(await handle.result()).toMatchObject({ status: 'completed', output: 'done after 2 steps', turns: 3 });
+    expect(await handle.transcript()).toEqual(expected);
+
+    // The killed attempt of the second tool call was retried.
+    const tools = activityEvents(await historyOf(handle)).filter((a) => a.type === 'toolCall');
+    expect(tools.map((t) => t.attempt)).toEqual([1, 2]);
+  });
+});
