@@ -27,7 +27,8 @@ import { AgentClient } from '../src/client/agent-client.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { createWorker, workflowsPath } from '../src/worker.js';
 import { startModelServer, type ModelServer, type Responder } from '../test/support/model-server.js';
-import { startDevServer, stopAllDevServers } from './support/dev-server.js';
+import { LIMIT_FLAGS, startDevServer, stopAllDevServers } from './support/dev-server.js';
+import { readFileSync } from 'node:fs';
 import { fmt, mean, quantile, table } from './support/stats.js';
 import type { FloorActivities, FloorInput } from './floor-workflow.js';
 
@@ -35,8 +36,8 @@ type History = temporal.api.history.v1.IHistory;
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 20);
 const K = Number(process.env.BENCH_K ?? 2);
-const RUNS = Number(process.env.BENCH_RUNS ?? 15);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 12);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const MODEL = 'bench-turns';
 const EXPECTED_EVENTS = 9 + 3 * K;
 
@@ -144,7 +145,7 @@ async function measure(
   const floorActivities: FloorActivities = {
     async model() {
       const at = Date.now();
-      const id = Context.current().info.workflowExecution.workflowId;
+      const id = Context.current().info.workflowExecution?.workflowId ?? '';
       const list = floorStarts.get(id) ?? [];
       list.push(at);
       floorStarts.set(id, list);
@@ -211,6 +212,14 @@ async function measure(
   return result;
 }
 
+function loadavg(): string {
+  try {
+    return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  } catch {
+    return '?';
+  }
+}
+
 function spread(values: number[]): string {
   return `${fmt(quantile(values, 0.5), 1)} (${Math.min(...values)}-${Math.max(...values)})`;
 }
@@ -225,7 +234,13 @@ async function main(): Promise<void> {
       `            (model reply -> activity completion -> workflow task -> ${K} tool activities -> workflow task -> next model activity -> HTTP)\n` +
       `    floor = consecutive starts of the "model" activity of bench/floor-workflow.ts\n` +
       `            (1 empty "model" activity, then ${K} empty parallel "tool" activities per turn: what any workflow pays for this pattern)\n` +
-      `  ${WARMUP} warm-up runs per arm discarded, then ${RUNS} runs per arm interleaved (keel, floor, keel, ...): ${RUNS * TURNS} turns per arm.\n`,
+      `  ${WARMUP} warm-up runs per arm discarded, then ${RUNS} runs per arm interleaved (keel, floor, keel, ...): ${RUNS * TURNS} turns per arm.\n` +
+      `  Dev servers: "default" = temporal-dev.sh as is; "eager activities" = plus system.enableActivityEagerExecution=true.\n` +
+      (LIMIT_FLAGS
+        ? `  Both with history.transferProcessorMaxPollRPS raised from 20 to 10000: at 20 transfer-queue reads/s a sequential run is\n` +
+          `  paced at ~200 ms/turn (~100 ms with eager activities) by that limiter alone. BENCH_STOCK_LIMITS=1 keeps the stock value.\n`
+        : `  Stock transfer-queue read limit (20/s): expect ~200 ms/turn (~100 ms eager) for both arms, set by that limiter.\n`) +
+      `  Load average before: ${loadavg()} (other processes on this machine add noise to both arms alike).\n`,
   );
 
   const models = await startModelServer();
@@ -241,7 +256,9 @@ async function main(): Promise<void> {
     for (const server of SERVERS) {
       const started = Date.now();
       const result = await measure(server, models, { keel: keelBundle, floor: floorBundle });
-      console.log(`  measured on the "${server.label}" dev server (port ${server.port}) in ${fmt((Date.now() - started) / 1000)} s`);
+      console.log(
+        `  measured on the "${server.label}" dev server (port ${server.port}) in ${fmt((Date.now() - started) / 1000)} s; load average ${loadavg()}`,
+      );
       rows.push({ server: server.label, ...result });
     }
   } finally {

@@ -9,6 +9,17 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 export const BENCH_STATE = `${root}.temporal/bench`;
 
+/**
+ * The dev server's history service reads its transfer queue (the tasks that hand workflow and
+ * activity tasks to matching) at most 20 times a second by default
+ * (history.transferProcessorMaxPollRPS). A single sequential run needs about 4 reads per turn, so
+ * at the default every turn takes ~200 ms whatever the workflow does (~100 ms with eager
+ * activities), after a burst of about a second. The benchmarks raise the limit so that they
+ * measure orchestration, not that limiter; BENCH_STOCK_LIMITS=1 keeps the stock value.
+ */
+export const LIMIT_FLAGS =
+  process.env.BENCH_STOCK_LIMITS === '1' ? '' : '--dynamic-config-value history.transferProcessorMaxPollRPS=10000';
+
 export interface DevServer {
   address: string;
   port: number;
@@ -28,10 +39,10 @@ function hookExit(): void {
   if (hooked) return;
   hooked = true;
   process.on('exit', stopAllDevServers);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     process.on(signal, () => {
       stopAllDevServers();
-      process.exit(130);
+      process.exit(code);
     });
   }
 }
@@ -42,7 +53,7 @@ export function startDevServer(options: { port: number; uiPort: number; flags?: 
     TEMPORAL_PORT: String(options.port),
     TEMPORAL_UI_PORT: String(options.uiPort),
     KEEL_TEMPORAL_STATE: BENCH_STATE,
-    KEEL_DEV_SERVER_FLAGS: options.flags ?? '',
+    KEEL_DEV_SERVER_FLAGS: [LIMIT_FLAGS, options.flags ?? ''].join(' ').trim(),
   };
   const script = (command: string, quiet = false) =>
     execFileSync('./temporal-dev.sh', [command], { cwd: root, env, stdio: quiet ? 'ignore' : ['ignore', 'ignore', 'inherit'] });
@@ -70,7 +81,7 @@ export function startDevServer(options: { port: number; uiPort: number; flags?: 
   const server: DevServer = {
     address: `127.0.0.1:${options.port}`,
     port: options.port,
-    flags: options.flags ?? '',
+    flags: [LIMIT_FLAGS, options.flags ?? ''].join(' ').trim(),
     stop() {
       if (stopped) return;
       stopped = true;

@@ -22,7 +22,8 @@ export function fmt(n: number, digits = 1): string {
 export function table(rows: (string | number)[][]): string {
   const cells = rows.map((row) => row.map(String));
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
-  const right = rows[1]?.map((cell) => typeof cell === 'number' || /^[-+]?[\d.,]+( ?[a-z%×x]*)?$/i.test(String(cell))) ?? [];
+  // Numeric columns (judged by the first data row) are right-aligned; the first column never is.
+  const right = rows[1]?.map((cell, i) => i > 0 && (typeof cell === 'number' || /^[-+]?[\d.,]+/.test(String(cell)))) ?? [];
   const line = (row: string[]) =>
     row.map((cell, i) => (right[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');

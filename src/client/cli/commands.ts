@@ -10,6 +10,7 @@ import type { AgentDefinition } from '../../core/define.js';
 import type { Message } from '../../core/messages.js';
 import type { AgentRunInput, AgentRunResult, RunState } from '../../core/run.js';
 import type { KeelWorker } from '../../worker.js';
+import type * as ExamplesModule from '../../../examples/demo.js';
 import {
   colorEnabled,
   createStyle,
@@ -387,7 +388,7 @@ export async function demoCommand(prompt: string | undefined, options: { taskQue
   const s = stdoutStyle();
   const t = target(globals);
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const examples = (await import(EXAMPLES_MODULE.href)) as typeof import('../../../examples/demo.js');
+  const examples = (await import(EXAMPLES_MODULE.href)) as typeof ExamplesModule;
 
   out(`${s.bold('keel demo')} ${s.dim('· durable LLM agents on Temporal')}`);
   out(`${s.dim('model ')} ${describeDemoModel(examples.demo.spec.model)}`);

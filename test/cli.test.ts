@@ -1,0 +1,383 @@
+/**
+ * The `keel` CLI, run as a child process against the tests' dev server (started by globalSetup).
+ * Each test uses a task queue of its own, so its runs never meet another file's workers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeDemoModel, uiUrlFor } from '../src/client/cli/commands.js';
+import { DEFAULT_TASK_QUEUE as CLI_DEFAULT_TASK_QUEUE } from '../src/client/cli/common.js';
+import {
+  colorEnabled,
+  createStyle,
+  formatEvent,
+  formatLogEntry,
+  formatRunList,
+  formatStatus,
+  formatTable,
+  formatTranscript,
+  oneLine,
+  shortJson,
+  stripAnsi,
+  type FollowContext,
+} from '../src/client/cli/format.js';
+import type { RunEvent } from '../src/core/run.js';
+import { DEFAULT_TASK_QUEUE } from '../src/workflows/api.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const BIN = fileURLToPath(new URL('../bin/keel.js', import.meta.url));
+const ADDRESS = `127.0.0.1:${process.env.KEEL_TEST_TEMPORAL_PORT ?? '7433'}`;
+
+/** The child's environment: the tests' server, the offline demo model, no colors. */
+function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(TEMPORAL_|KEEL_)/.test(key)) continue;
+    if (['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'FORCE_COLOR', 'NODE_OPTIONS'].includes(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, TEMPORAL_ADDRESS: ADDRESS, NO_COLOR: '1', ...extra };
+}
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function keel(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: cliEnv(options.env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`keel ${args.join(' ')} did not finish in time.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+    }, options.timeoutMs ?? 90_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A `keel worker` child process, resolved once it polls. */
+function startWorker(args: string[]): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'worker', ...args], { cwd: root, env: cliEnv() });
+    let stdout = '';
+    let stderr = '';
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const timer = setTimeout(() => reject(new Error(`keel worker did not get ready.\n${stdout}\n${stderr}`)), 90_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('Ready: polling')) {
+        clearTimeout(timer);
+        resolve({ child, output: () => stdout + stderr, exited });
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`keel worker exited (${code}) before it got ready.\n${stdout}\n${stderr}`));
+    });
+  });
+}
+
+const uniqueQueue = (name: string) => `cli-${name}-${randomUUID().slice(0, 8)}`;
+
+describe('keel --help', () => {
+  it('lists the commands, the global options and examples', async () => {
+    const { code, stdout } = await keel(['--help']);
+    expect(code).toBe(0);
+    for (const command of ['worker', 'run', 'status', 'show', 'list', 'demo']) {
+      expect(stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    }
+    for (const option of ['--address', '--namespace', '--profile']) expect(stdout).toContain(option);
+    expect(stdout).toContain('Examples:');
+  });
+
+  it('gives every command a help with an example', async () => {
+    for (const command of ['worker', 'run', 'status', 'show', 'list', 'demo']) {
+      const { code, stdout } = await keel([command, '--help']);
+      expect(code).toBe(0);
+      expect(stdout).toContain(`Usage: keel ${command}`);
+      expect(stdout).toMatch(/Examples:\n {2}\$ keel /);
+    }
+    const run = await keel(['run', '--help']);
+    for (const option of ['--id', '--detach', '--json', '--task-queue']) expect(run.stdout).toContain(option);
+  });
+});
+
+describe('an unreachable server', () => {
+  const unreachable = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
+
+  it('is a clear message and exit code 1, without a stack trace (client commands)', async () => {
+    const { code, stdout, stderr } = await keel(['list'], { env: unreachable });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('Cannot reach the Temporal server at 127.0.0.1:1');
+    expect(stderr).toContain('./temporal-dev.sh start');
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('is a clear message and exit code 1 for the worker too', async () => {
+    const { code, stderr } = await keel(['worker', '--task-queue', uniqueQueue('down')], { env: unreachable });
+    expect(code).toBe(1);
+    expect(stderr).toContain('Cannot reach the Temporal server at 127.0.0.1:1');
+    expect(stderr).toContain('./temporal-dev.sh start');
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe('keel demo (npm start)', () => {
+  it('runs the demo agent with an in-process worker, live, on the demo model', async () => {
+    const { code, stdout, stderr } = await keel(['demo', '--task-queue', uniqueQueue('demo')]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/model\s+demo:travel \(the offline demo model/);
+    expect(stdout).toContain('turn 1 · demo:travel');
+    expect(stdout).toContain('→ get_weather {"city":"Lisbon"}');
+    expect(stdout).toContain('→ get_local_time {"city":"Tokyo"}');
+    expect(stdout).toMatch(/← get_weather \{"city":"Tokyo","temperatureC":12,"sky":"clear"\}/);
+    const answer = stdout.slice(stdout.indexOf('Answer'));
+    expect(answer).toMatch(/Lisbon/);
+    expect(answer).toMatch(/Tokyo/);
+    expect(stdout).toMatch(/completed · 2 turns · \d+ input \+ \d+ output tokens/);
+    // The test server's UI port is its port + 1000, as the dev server's default.
+    const uiPort = Number(ADDRESS.split(':')[1]) + 1000;
+    expect(stdout).toMatch(new RegExp(`Temporal UI: http://localhost:${uiPort}/namespaces/default/workflows/demo-[0-9a-f]{8}`));
+  });
+});
+
+describe('keel worker, run, status, show, list', () => {
+  const taskQueue = uniqueQueue('worker');
+  const workflowId = `cli-test-${randomUUID().slice(0, 8)}`;
+  const prompt = "What's the weather and the local time in Lisbon and Tokyo?";
+  let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+
+  beforeAll(async () => {
+    worker = await startWorker(['--agents', 'examples/demo.ts', '--task-queue', taskQueue]);
+  });
+  afterAll(async () => {
+    if (worker && worker.child.exitCode === null && worker.child.signalCode === null) {
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+    }
+  });
+
+  it('says what the worker serves', () => {
+    const output = worker?.output() ?? '';
+    expect(output).toMatch(/demo\s+demo:travel/);
+    expect(output).toContain(`task queue ${taskQueue}`);
+    expect(output).toContain(`server ${ADDRESS}`);
+  });
+
+  it('keel run --json prints the events as JSON lines and the result as JSON', async () => {
+    const { code, stdout, stderr } = await keel(['run', 'demo', prompt, '--json', '--id', workflowId, '--task-queue', taskQueue]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
+    const types = lines.map((l) => l.type);
+    expect(types[0]).toBe('run.started');
+    expect(types.filter((t) => t === 'tool.requested')).toHaveLength(4);
+    expect(types.filter((t) => t === 'tool.finished')).toHaveLength(4);
+    expect(types.at(-2)).toBe('run.finished');
+    const result = lines.at(-1);
+    expect(result).toMatchObject({ type: 'result', workflowId, status: 'completed', agent: 'demo', turns: 2 });
+    expect(String(result?.output)).toMatch(/Lisbon[\s\S]*Tokyo/);
+    expect(String(result?.uiUrl)).toContain(`/workflows/${workflowId}`);
+  });
+
+  it('keel status shows the run (the status query, answered by the worker)', async () => {
+    const { code, stdout } = await keel(['status', workflowId]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`workflow\\s+${workflowId}`));
+    expect(stdout).toMatch(/agent\s+demo/);
+    expect(stdout).toMatch(/status\s+completed/);
+    expect(stdout).toMatch(/turns\s+2/);
+    expect(stdout).toMatch(/usage\s+\d+ input \+ \d+ output tokens/);
+    expect(stdout).toMatch(/started\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+
+    const json = await keel(['status', workflowId, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ workflowId, agent: 'demo', status: 'completed', state: { turns: 2 } });
+  });
+
+  it('keel show prints the transcript', async () => {
+    const { code, stdout } = await keel(['show', workflowId]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(`user       ${prompt}`);
+    expect(stdout).toContain('assistant  (calls 4 tools)');
+    expect(stdout).toContain('→ get_weather {"city":"Lisbon"}');
+    expect(stdout).toMatch(/tool {7}← get_local_time \{"city":"Tokyo","localTime":"\d\d:\d\d","utcOffset":9\}/);
+    expect(stdout).toMatch(/assistant {2}Here is what I found:[\s\S]*Lisbon[\s\S]*Tokyo/);
+  });
+
+  it('keel list shows the run', async () => {
+    // Visibility is eventually consistent: give it a moment.
+    let stdout = '';
+    for (let i = 0; i < 20; i++) {
+      ({ stdout } = await keel(['list', '--agent', 'demo', '--limit', '50']));
+      if (stdout.includes(workflowId)) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(stdout).toMatch(/^WORKFLOW ID\s+AGENT\s+STATUS\s+STARTED$/m);
+    expect(stdout).toMatch(new RegExp(`^${workflowId}\\s+demo\\s+completed\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`, 'm'));
+  });
+
+  it('keel run follows a run live, in lines a person reads', async () => {
+    const { code, stdout } = await keel(['run', 'demo', 'Weather in Atlantis?', '--task-queue', taskQueue]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('turn 1 · demo:travel');
+    expect(stdout).toContain('→ get_weather {"city":"Atlantis"}');
+    expect(stdout).toMatch(/✗ get_weather .*no data for "Atlantis"/);
+    expect(stdout).toContain('Answer');
+    expect(stdout).toMatch(/Temporal UI: http:\/\/localhost:\d+\/namespaces\/default\/workflows\/demo-[0-9a-f]{8}/);
+  });
+
+  it('keel run --detach prints the workflow ID and the UI link, and returns', async () => {
+    const id = `cli-detach-${randomUUID().slice(0, 8)}`;
+    const { code, stdout } = await keel(['run', 'demo', 'Weather in Paris?', '--detach', '--id', id, '--task-queue', taskQueue]);
+    expect(code).toBe(0);
+    expect(stdout.split('\n')[0]).toBe(id);
+    expect(stdout).toContain(`/namespaces/default/workflows/${id}`);
+    // The worker finishes it.
+    let status = '';
+    for (let i = 0; i < 40 && !/status\s+completed/.test(status); i++) {
+      ({ stdout: status } = await keel(['status', id]));
+      if (!/status\s+completed/.test(status)) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(status).toMatch(/status\s+completed/);
+  });
+
+  it('an unknown agent fails quickly with the error naming the known agents (exit 1)', async () => {
+    const started = Date.now();
+    const { code, stderr } = await keel(['run', 'nope', 'hi', '--task-queue', taskQueue]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/✗ Run nope-[0-9a-f]{8} failed: Unknown agent "nope"\. This worker knows: demo\./);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('keel status of an unknown run says so (exit 1)', async () => {
+    const { code, stderr } = await keel(['status', `no-such-run-${randomUUID()}`]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/No run with workflow ID "no-such-run-/);
+  });
+
+  it('the worker shuts down cleanly on SIGTERM', async () => {
+    worker?.child.kill('SIGTERM');
+    expect(await worker?.exited).toBe(0);
+    expect(worker?.output()).toContain('Worker stopped.');
+  });
+});
+
+describe('CLI formatting', () => {
+  const plain = createStyle(false);
+  const at = '2025-01-01T00:00:00.000Z';
+
+  it('colors only when asked to', () => {
+    expect(createStyle(true).red('x')).toBe('\u001b[31mx\u001b[39m');
+    expect(plain.red('x')).toBe('x');
+    expect(stripAnsi(createStyle(true).bold(createStyle(true).green('ok')))).toBe('ok');
+    expect(colorEnabled({ isTTY: true }, {})).toBe(true);
+    expect(colorEnabled({ isTTY: false }, {})).toBe(false);
+    expect(colorEnabled({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(colorEnabled({ isTTY: false }, { FORCE_COLOR: '1' })).toBe(true);
+  });
+
+  it('shortens text and JSON to one line', () => {
+    expect(oneLine('a\n  b\tc')).toBe('a b c');
+    expect(oneLine('abcdef', 4)).toBe('abc…');
+    expect(shortJson('{ "city": "Lisbon" }')).toBe('{"city":"Lisbon"}');
+    const long = JSON.stringify({ city: 'Lisbon', temperatureC: 17, sky: 'sunny', note: 'x'.repeat(200) });
+    expect(shortJson(long, 60)).toBe('{"city":"Lisbon","temperatureC":17,"sky":"sunny",...}');
+    expect(shortJson(long, 30)).toBe('{"city":"Lisbon",...}');
+    expect(shortJson('not json '.repeat(20), 20)).toHaveLength(20);
+  });
+
+  it('formats live events', () => {
+    const context: FollowContext = {};
+    const events: RunEvent[] = [
+      { seq: 1, at, type: 'run.started', agent: 'demo', model: 'demo:travel', input: 'Weather?' },
+      { seq: 2, at, type: 'turn.started', turn: 1 },
+      { seq: 3, at, type: 'tool.requested', turn: 1, callId: 'c1', tool: 'get_weather', arguments: '{"city": "Lisbon"}' },
+      { seq: 4, at, type: 'tool.started', turn: 1, callId: 'c1', tool: 'get_weather' },
+      { seq: 5, at, type: 'tool.finished', turn: 1, callId: 'c1', tool: 'get_weather', result: '{"city":"Lisbon","temperatureC":17}', isError: false },
+      { seq: 6, at, type: 'tool.finished', turn: 1, callId: 'c2', tool: 'get_weather', result: 'no data for "X"', isError: true },
+      { seq: 7, at, type: 'run.finished', status: 'completed', output: 'done' },
+    ];
+    const lines = events.map((e) => formatEvent(e, context, plain));
+    expect(lines).toEqual([
+      '▶ demo · demo:travel · Weather?',
+      'turn 1 · demo:travel',
+      '  → get_weather {"city":"Lisbon"}',
+      undefined,
+      '  ← get_weather {"city":"Lisbon","temperatureC":17}',
+      '  ✗ get_weather no data for "X"',
+      undefined,
+    ]);
+  });
+
+  it('formats transcripts, tables, run lists and statuses', () => {
+    const transcript = formatTranscript(
+      [
+        { role: 'user', content: 'Weather in Lisbon?' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{"city":"Lisbon"}' }] },
+        { role: 'tool', toolCallId: 'c1', toolName: 'get_weather', content: '{"sky":"sunny"}' },
+        { role: 'assistant', content: 'Sunny.\nWarm.' },
+      ],
+      plain,
+    );
+    expect(transcript).toEqual([
+      'user       Weather in Lisbon?',
+      'assistant  (calls 1 tool)',
+      '           → get_weather {"city":"Lisbon"}',
+      'tool       ← get_weather {"sky":"sunny"}',
+      'assistant  Sunny.\n           Warm.',
+    ]);
+
+    const styled = createStyle(true);
+    const table = formatTable(['A', 'B'], [[styled.green('long value'), 'x'], ['s', 'y']], styled).map(stripAnsi);
+    expect(table).toEqual(['A           B', 'long value  x', 's           y']);
+
+    const start = new Date(2025, 0, 2, 3, 4, 5);
+    expect(formatRunList([{ workflowId: 'demo-1', agent: 'demo', status: 'completed', startTime: start }], plain)).toEqual([
+      'WORKFLOW ID  AGENT  STATUS     STARTED',
+      'demo-1       demo   completed  2025-01-02 03:04:05',
+    ]);
+    expect(formatRunList([], plain)).toEqual(['No runs found.']);
+
+    const status = formatStatus(
+      { workflowId: 'demo-1', agent: 'demo', status: 'running', startTime: start, uiUrl: 'http://ui' },
+      undefined,
+      plain,
+    );
+    expect(status).toContain('status    running');
+    expect(status.at(-1)).toMatch(/no worker answered/);
+  });
+
+  it('formats worker log entries on one line, without stacks', () => {
+    const error = new Error('Unknown agent "nope".');
+    const line = formatLogEntry(
+      { level: 'WARN', message: 'Activity failed', timestampNanos: 0n, meta: { workflowId: 'w1', activityType: 'resolveAgent', error } },
+      plain,
+    );
+    expect(line).toMatch(/^\d\d:\d\d:\d\d WARN Activity failed · workflow w1 · activity resolveAgent · Unknown agent "nope"\.$/);
+  });
+
+  it('links to the UI that goes with the server, and names the demo model', () => {
+    expect(uiUrlFor('127.0.0.1:7433', undefined, {})).toBe('http://localhost:8433');
+    expect(uiUrlFor('localhost:7233', undefined, {})).toBe('http://localhost:8233');
+    expect(uiUrlFor('temporal.example.com:7233', undefined, {})).toBe('http://localhost:8233');
+    expect(uiUrlFor('127.0.0.1:7433', undefined, { KEEL_UI_URL: 'http://ui:1' })).toBe('http://ui:1');
+    expect(uiUrlFor('127.0.0.1:7433', 'http://explicit', { KEEL_UI_URL: 'http://ui:1' })).toBe('http://explicit');
+    expect(describeDemoModel('demo:travel', {})).toMatch(/offline demo model/);
+    expect(describeDemoModel('openai:gpt-4.1-mini', { OPENAI_API_KEY: 'k' })).toBe('openai:gpt-4.1-mini (OPENAI_API_KEY is set)');
+    expect(CLI_DEFAULT_TASK_QUEUE).toBe(DEFAULT_TASK_QUEUE);
+  });
+});

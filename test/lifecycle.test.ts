@@ -1,0 +1,114 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { RunFailedError } from '../src/client/agent-client.js';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import { demo } from '../examples/demo.js';
+import { providersFor, startKeel, TEMPORAL_ADDRESS, type Keel } from './support/keel.js';
+import { startModelServer, type ModelServer } from './support/model-server.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+const note = defineTool({
+  name: 'note',
+  description: 'Take a note.',
+  input: z.object({ text: z.string() }),
+  execute: ({ text }) => `noted: ${text}`,
+});
+
+const agents = [
+  demo,
+  defineAgent({ name: 'long', instructions: 'Take notes.', model: 'openai:life-long', tools: [note], maxTurns: 50 }),
+  defineAgent({ name: 'stuck', instructions: 'Think.', model: 'openai:life-stuck' }),
+];
+
+let server: ModelServer;
+let keel: Keel;
+
+beforeAll(async () => {
+  server = await startModelServer();
+  keel = await startKeel({ agents, providers: providersFor(server) });
+});
+afterAll(async () => {
+  await keel?.stop();
+  await server?.close();
+});
+
+describe('a long run', () => {
+  it('continues as new, keeps its workflow ID, and the client follows the chain', async () => {
+    server.script('life-long', (request) => {
+      const done = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
+      return done < 12 ? { toolCalls: [{ id: `n${done}`, name: 'note', arguments: { text: `n${done}` } }] } : { text: 'twelve notes' };
+    });
+    const run = await keel.client.start('long', 'Take twelve notes.', { options: { continueAsNewAfterEvents: 40 } });
+    const firstRunId = (await run.workflow.describe()).runId;
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'twelve notes', turns: 13 });
+
+    const latest = await run.workflow.describe();
+    expect(latest.runId).not.toBe(firstRunId);
+    expect(latest.workflowId).toBe(run.workflowId);
+    // The whole story is there on the latest run: messages and events carried across.
+    expect(await run.transcript()).toHaveLength(1 + 12 * 2 + 1);
+    const events = await run.events();
+    expect(events.filter((e) => e.type === 'run.continued').length).toBeGreaterThanOrEqual(2);
+    expect(events.filter((e) => e.type === 'turn.started')).toHaveLength(13);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(await run.describe()).toMatchObject({ status: 'completed', agent: 'long' });
+    // The model saw the whole conversation in every execution of the chain.
+    expect(server.requests('life-long').at(-1)!.body.messages).toHaveLength(1 + 1 + 12 * 2);
+  });
+});
+
+describe('cancel', () => {
+  it('ends a run with status cancelled', async () => {
+    server.script('life-stuck', [{ fault: 'hang' }]);
+    const run = await keel.client.start('stuck', 'Think hard.');
+    await waitFor(() => server.requests('life-stuck').length > 0);
+    await run.cancel();
+    const failure = await run.result().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RunFailedError);
+    expect((failure as Error).message).toMatch(/cancel/);
+    expect(await run.describe()).toMatchObject({ status: 'cancelled' });
+    expect((await run.events()).at(-1)).toMatchObject({ type: 'run.finished', status: 'cancelled' });
+  });
+});
+
+describe('a run started by any Temporal client', () => {
+  it('takes plain JSON input and gives a plain JSON result (the temporal CLI)', async () => {
+    const temporal = execFileSync('./temporal-dev.sh', ['path'], { cwd: root, encoding: 'utf8' }).trim();
+    // Asynchronously: the worker that runs the workflow lives in this process.
+    const cli = async (...args: string[]) =>
+      (await promisify(execFile)(temporal, [...args, '--address', TEMPORAL_ADDRESS, '--output', 'json'])).stdout;
+    const workflowId = `demo-cli-${Date.now()}`;
+    await cli('workflow', 'start', '--type', 'agentRun', '--task-queue', keel.taskQueue, '--workflow-id', workflowId,
+      '--input', JSON.stringify({ agent: 'demo', input: 'Weather in Paris?' }));
+    const result = JSON.parse(await cli('workflow', 'result', '--workflow-id', workflowId));
+    expect(result.status).toBe('COMPLETED');
+    expect(result.result).toMatchObject({ status: 'completed', agent: 'demo', turns: 2 });
+    expect(result.result.output).toMatch(/Paris/);
+    // It set its own search attributes, since the CLI did not.
+    const described = JSON.parse(await cli('workflow', 'describe', '--workflow-id', workflowId));
+    expect(JSON.stringify(described)).toMatch(/KeelStatus/);
+  });
+
+  it('rejects bad input with an error that says what was expected', async () => {
+    const handle = await keel.env.client.workflow.start('agentRun', {
+      taskQueue: keel.taskQueue,
+      workflowId: `bad-input-${Date.now()}`,
+      args: [{ agnet: 'demo' }],
+    });
+    await expect(handle.result()).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/"agent" must be a non-empty string.*Expected \{"agent"/) },
+    });
+  });
+});
+
+async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Replay guards determinism: histories of real runs must replay against the current workflow
+ * code. Fresh histories are recorded here; a few are kept in test/fixtures/histories, so a change
+ * that breaks the replay of runs recorded by an earlier version fails this test.
+ * KEEL_RECORD_FIXTURES=1 writes the fresh ones there (only when the history format must change).
+ */
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { Worker } from '@temporalio/worker';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import { historyOf, type History } from './support/history.js';
+import { providersFor, startKeel, workflowBundle, type Keel } from './support/keel.js';
+import { startModelServer, type ModelServer } from './support/model-server.js';
+
+const FIXTURES = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));
+
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Look a word up.',
+  input: z.object({ word: z.string() }),
+  readOnly: true,
+  execute: ({ word }) => `${word}: a word`,
+});
+const fail = defineTool({
+  name: 'fail',
+  description: 'Always fails.',
+  input: z.object({}),
+  execute: () => {
+    throw new Error('it failed');
+  },
+});
+
+const agents = [
+  defineAgent({ name: 'replay-tools', instructions: 'Look words up.', model: 'openai:replay-tools', tools: [lookup, fail] }),
+  defineAgent({
+    name: 'replay-output',
+    instructions: 'Answer in JSON.',
+    model: 'anthropic:replay-output',
+    output: z.object({ answer: z.string() }),
+  }),
+  defineAgent({ name: 'replay-continued', instructions: 'Look words up.', model: 'openai:replay-continued', tools: [lookup], maxTurns: 20 }),
+];
+
+let server: ModelServer;
+let keel: Keel;
+
+beforeAll(async () => {
+  server = await startModelServer();
+  keel = await startKeel({ agents, providers: providersFor(server) });
+});
+afterAll(async () => {
+  await keel?.stop();
+  await server?.close();
+});
+
+async function replay(histories: { workflowId: string; history: History }[]) {
+  const results = [];
+  // The conversation sink is never called on replay, but the replayer wants to know it.
+  const sinks = { conversation: { append: { fn: () => undefined } } };
+  for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle(), sinks }, histories)) {
+    results.push({ workflowId: result.workflowId, error: result.error?.message });
+  }
+  return results;
+}
+
+describe('replay', () => {
+  it('replays the histories of fresh runs without non-determinism', async () => {
+    server.script('replay-tools', [
+      {
+        toolCalls: [
+          { id: 'a', name: 'lookup', arguments: { word: 'keel' } },
+          { id: 'b', name: 'lookup', arguments: { word: 'hull' } },
+          { id: 'c', name: 'fail', arguments: {} },
+          { id: 'd', name: 'lookup', arguments: '{"word":' },
+        ],
+      },
+      { text: 'keel and hull are words.' },
+    ]);
+    server.script('replay-output', [{ text: 'not json' }, { text: '{"answer": "42"}' }]);
+    server.script('replay-continued', (request) => {
+      const done = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
+      return done < 6 ? { toolCalls: [{ id: `t${done}`, name: 'lookup', arguments: { word: `w${done}` } }] } : { text: 'six words' };
+    });
+
+    const runs = await Promise.all([
+      keel.client.start('replay-tools', 'Look up keel and hull.'),
+      keel.client.start('replay-output', 'What is the answer?'),
+      // Continues as new every few turns: the last run of the chain replays from its carried state.
+      keel.client.start('replay-continued', 'Look up six words.', { options: { continueAsNewAfterEvents: 20 } }),
+    ]);
+    for (const run of runs) await run.result();
+    const histories = await Promise.all(runs.map(async (run) => ({ workflowId: run.workflowId, history: await historyOf(run) })));
+
+    expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
+
+    if (process.env.KEEL_RECORD_FIXTURES) {
+      mkdirSync(FIXTURES, { recursive: true });
+      for (const [i, { history }] of histories.entries()) {
+        writeFileSync(`${FIXTURES}${agents[i]!.name}.json`, historyToJSON(history));
+      }
+    }
+  });
+
+  it('replays the stored fixtures of earlier versions', async () => {
+    const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    const histories = files.map((file) => ({
+      workflowId: file.replace(/\.json$/, ''),
+      history: historyFromJSON(JSON.parse(readFileSync(`${FIXTURES}${file}`, 'utf8'))),
+    }));
+    expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
+  });
+});
