@@ -24,7 +24,7 @@ import { defineAgent, defineTool } from '../src/core/define.js';
 import { createWorker, workflowsPath } from '../src/worker.js';
 import { startModelServer, type Responder } from '../test/support/model-server.js';
 import { LIMIT_FLAGS, startDevServer, stopAllDevServers } from './support/dev-server.js';
-import { encodedSize } from './support/history-size.js';
+import { historyBytes } from '../test/support/history.js';
 import { fmt, table } from './support/stats.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -71,7 +71,7 @@ const quietLogger = {
 };
 
 async function bytesOf(events: HistoryEvent[]): Promise<number> {
-  return encodedSize(events);
+  return historyBytes({ events });
 }
 
 async function main(): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AgentRegistry, ConversationCache, createActivities, runKey } from './activities/index.js';
 import { loadConnectConfig, ServerUnreachableError, type ConnectSettings } from './client/connection.js';
 import type { AgentDefinition } from './core/define.js';
@@ -94,4 +94,13 @@ async function nativeConnect(options: CreateWorkerOptions) {
   } catch (err) {
     throw new ServerUnreachableError(config.connectionOptions.address ?? 'localhost:7233', err);
   }
+}
+
+// Run as a program (`tsx src/worker.ts [agents-module]`): a worker, like `keel worker --agents`.
+// No top-level await: the CLI imports this module back, and would wait for itself.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const module = process.argv[2];
+  void import('./client/cli/program.js')
+    .then(({ main }) => main([process.argv[0]!, 'keel', 'worker', ...(module ? ['--agents', module] : [])]))
+    .then((code) => process.exit(code));
 }

@@ -23,11 +23,11 @@ const count = defineTool({
 const counter = defineAgent({ name: 'counter', instructions: 'Count.', model: 'openai:growth', tools: [count], maxTurns: TURNS + 5 });
 
 /** Encoded bytes of the events of each turn (from one model activity's scheduling to the next). */
-async function bytesPerTurn(history: History): Promise<number[]> {
+function bytesPerTurn(history: History): number[] {
   const turns: number[] = [];
   for (const event of history.events ?? []) {
     if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn') turns.push(0);
-    if (turns.length > 0) turns[turns.length - 1]! += await historyBytes({ events: [event] });
+    if (turns.length > 0) turns[turns.length - 1]! += historyBytes({ events: [event] });
   }
   return turns;
 }
@@ -71,7 +71,7 @@ describe('history growth', () => {
     expect(prompts).toBeLessThanOrEqual(2);
 
     // Linear: the last ten turns cost what the first ten did, though the conversation is six times longer.
-    const perTurn = await bytesPerTurn(history);
+    const perTurn = bytesPerTurn(history);
     const early = perTurn.slice(0, 10).reduce((a, b) => a + b, 0);
     const late = perTurn.slice(TURNS - 10).reduce((a, b) => a + b, 0);
     expect(late / early).toBeLessThan(1.1);

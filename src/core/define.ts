@@ -1,3 +1,4 @@
+import { msToNumber, type Duration } from '@temporalio/common/lib/time.js';
 import { z } from 'zod';
 import {
   DEFAULT_MAX_TURNS,
@@ -28,7 +29,8 @@ export interface ToolOptions<S extends z.ZodType> {
   input: S;
   execute(args: z.output<S>, ctx: ToolContext): unknown;
   readOnly?: boolean;
-  timeoutMs?: number;
+  /** One attempt's limit: milliseconds or a string such as '30s' or '5 minutes'. Default 60 s. */
+  timeout?: Duration;
   retry?: RetrySettings;
 }
 
@@ -53,7 +55,7 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
       description: options.description,
       parameters: toJsonSchema(options.input, `tool "${options.name}"`),
       readOnly: options.readOnly ?? false,
-      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      ...(options.timeout !== undefined && { timeoutMs: durationMs(options.timeout, `tool "${options.name}": timeout`) }),
       ...(options.retry !== undefined && { retry: options.retry }),
     },
   };
@@ -134,4 +136,17 @@ function toJsonSchema(schema: z.ZodType, what: string): JsonSchema {
   } catch (err) {
     throw new Error(`Cannot describe the schema of ${what} as JSON Schema: ${(err as Error).message}`);
   }
+}
+
+function durationMs(value: Duration, what: string): number {
+  let ms: number;
+  try {
+    ms = msToNumber(value);
+  } catch {
+    ms = NaN;
+  }
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new Error(`${what} must be a positive duration (milliseconds, or a string such as '30s'), got ${JSON.stringify(value)}.`);
+  }
+  return ms;
 }

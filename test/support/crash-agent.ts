@@ -10,7 +10,7 @@ const slowStep = defineTool({
   description: 'A step that takes a while.',
   input: z.object({ n: z.number().int() }),
   // A crashed attempt is retried once this has passed.
-  timeoutMs: 3_000,
+  timeout: '3s',
   execute: async ({ n }, ctx) => {
     process.stdout.write(`tool running ${ctx.callId}\n`);
     await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -1,6 +1,7 @@
 /** Reading a run's Temporal history the way a person reads it in the UI. */
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
+// The default export: @temporalio/proto is CommonJS, and only that form loads under plain Node ESM.
+import proto, { type temporal } from '@temporalio/proto';
 import type { RunHandle } from '../../src/client/agent-client.js';
 
 export type History = temporal.api.history.v1.IHistory;
@@ -49,7 +50,6 @@ export function activityEvents(history: History): ActivityRecord[] {
 }
 
 /** Size of the history as the server stores it (events encoded as protobuf). */
-export async function historyBytes(history: History): Promise<number> {
-  const { temporal: proto } = await import('@temporalio/proto');
-  return proto.api.history.v1.History.encode(history as never).finish().length;
+export function historyBytes(history: History): number {
+  return proto.temporal.api.history.v1.History.encode(history as never).finish().length;
 }

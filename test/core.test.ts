@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ConversationCache } from '../src/activities/conversation-cache.js';
+import { parseModelName } from '../src/core/agent-spec.js';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import { EventLog } from '../src/core/event-log.js';
+import { userMessage } from '../src/core/messages.js';
+import { parseJsonAnswer } from '../src/core/output.js';
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echo.',
+  input: z.object({ text: z.string().describe('what to say'), times: z.number().int().default(1) }),
+  execute: ({ text }) => text,
+});
+
+describe('defineTool', () => {
+  it('describes its arguments as JSON Schema, from the zod schema', () => {
+    expect(echo.spec).toEqual({
+      name: 'echo',
+      description: 'Echo.',
+      readOnly: false,
+      parameters: {
+        type: 'object',
+        properties: {
+          text: { type: 'string', description: 'what to say' },
+          times: { type: 'integer', default: 1, minimum: expect.any(Number), maximum: expect.any(Number) },
+        },
+        // `times` has a default, so the model may leave it out.
+        required: ['text'],
+      },
+    });
+  });
+
+  it('rejects a name the providers would refuse, and a bad timeout', () => {
+    expect(() => defineTool({ name: 'read file', description: '', input: z.object({}), execute: () => 1 })).toThrow(
+      /Invalid tool name "read file": use 1 to 64 letters/,
+    );
+    expect(() =>
+      defineTool({ name: 't', description: '', input: z.object({}), execute: () => 1, timeout: -5 }),
+    ).toThrow(/timeout must be a positive duration/);
+    expect(defineTool({ name: 't', description: '', input: z.object({}), execute: () => 1, timeout: '2m' }).spec.timeoutMs).toBe(120_000);
+  });
+
+  it('refuses a schema JSON Schema cannot describe', () => {
+    expect(() => defineTool({ name: 't', description: '', input: z.object({ when: z.date() }), execute: () => 1 })).toThrow(
+      /Cannot describe the schema of tool "t" as JSON Schema/,
+    );
+  });
+});
+
+describe('defineAgent', () => {
+  it('fills in defaults and the output schema', () => {
+    const agent = defineAgent({ name: 'a', instructions: 'Hi.', model: 'openai:gpt-4.1', tools: [echo], output: z.object({ ok: z.boolean() }) });
+    expect(agent.spec).toMatchObject({ name: 'a', maxTurns: 10, outputRetries: 2, stopAtTools: [], modelSettings: {} });
+    expect(agent.spec.outputSchema).toMatchObject({ type: 'object', required: ['ok'] });
+    expect(agent.spec.tools).toEqual([echo.spec]);
+  });
+
+  it('says what is wrong with a bad definition', () => {
+    const base = { name: 'a', instructions: '', model: 'openai:x' };
+    expect(() => defineAgent({ ...base, model: 'gpt-4.1' })).toThrow(/Invalid model "gpt-4.1": expected "provider:model"/);
+    expect(() => defineAgent({ ...base, name: 'no spaces' })).toThrow(/Invalid agent name "no spaces"/);
+    expect(() => defineAgent({ ...base, maxTurns: 0 })).toThrow(/maxTurns must be a whole number of at least 1/);
+    expect(() => defineAgent({ ...base, tools: [echo, echo] })).toThrow(/two tools named "echo"/);
+    expect(() => defineAgent({ ...base, tools: [echo], stopAtTools: ['submit'] })).toThrow(/stopAtTools names "submit"/);
+  });
+
+  it('splits model names', () => {
+    expect(parseModelName('anthropic:claude-sonnet-4-5')).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+    expect(parseModelName('openai:ft:gpt-4.1:org')).toEqual({ provider: 'openai', model: 'ft:gpt-4.1:org' });
+  });
+});
+
+describe('EventLog', () => {
+  it('numbers events from 1 and reads them after a seq, also when carried over', () => {
+    const log = new EventLog();
+    const at = new Date(0);
+    log.append({ type: 'turn.started', turn: 1 }, at);
+    log.append({ type: 'turn.started', turn: 2 }, at);
+    const carried = new EventLog(log.all());
+    carried.append({ type: 'turn.started', turn: 3 }, at);
+    expect(carried.all().map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(carried.after(1).map((e) => e.seq)).toEqual([2, 3]);
+    expect(carried.after(3)).toEqual([]);
+    expect(carried.all()[0]).toEqual({ type: 'turn.started', turn: 1, seq: 1, at: '1970-01-01T00:00:00.000Z' });
+  });
+});
+
+describe('ConversationCache', () => {
+  const m = (n: number) => userMessage(`m${n}`);
+
+  it('serves a run’s first messages once it has them all', () => {
+    const cache = new ConversationCache();
+    cache.append('r', 0, [m(0)]);
+    cache.append('r', 1, [m(1), m(2)]);
+    expect(cache.read('r', 2)).toEqual([m(0), m(1)]);
+    expect(cache.read('r', 4)).toBeUndefined();
+    // A repeated append (a retried workflow task) changes nothing.
+    cache.append('r', 1, [m(1)]);
+    expect(cache.read('r', 3)).toEqual([m(0), m(1), m(2)]);
+  });
+
+  it('drops a run with a gap rather than serve it wrong, and evicts the least recently used', () => {
+    const cache = new ConversationCache(2);
+    cache.append('r', 0, [m(0)]);
+    cache.append('r', 5, [m(5)]);
+    expect(cache.read('r', 1)).toBeUndefined();
+    cache.append('late', 3, [m(3)]);
+    expect(cache.size('late')).toBe(0);
+    cache.append('a', 0, [m(0)]);
+    cache.append('b', 0, [m(0)]);
+    cache.read('a', 1);
+    cache.append('c', 0, [m(0)]);
+    expect(cache.size('a')).toBe(1);
+    expect(cache.size('b')).toBe(0);
+  });
+});
+
+describe('parseJsonAnswer', () => {
+  it('reads JSON, also inside a Markdown fence, and says why not', () => {
+    expect(parseJsonAnswer('{"a":1}')).toEqual({ ok: true, value: { a: 1 } });
+    expect(parseJsonAnswer('```json\n[1, 2]\n```')).toEqual({ ok: true, value: [1, 2] });
+    expect(parseJsonAnswer('Sure! {"a":1}')).toMatchObject({ ok: false, error: expect.stringMatching(/not valid JSON/) });
+  });
+});
