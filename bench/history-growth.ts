@@ -20,6 +20,7 @@ import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode } from '@temporalio/worker';
 import { z } from 'zod';
 import { AgentClient } from '../src/client/agent-client.js';
+import { quietLogger } from '../test/support/quiet-logger.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { createWorker, workflowsPath } from '../src/worker.js';
 import { startModelServer, type Responder } from '../test/support/model-server.js';
@@ -61,14 +62,6 @@ const responder: Responder = (request) => {
   };
 };
 
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
 
 async function bytesOf(events: HistoryEvent[]): Promise<number> {
   return historyBytes({ events });

@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AgentClient } from '../src/client/agent-client.js';
+import { quietLogger } from '../test/support/quiet-logger.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { createWorker, workflowsPath } from '../src/worker.js';
 import { startModelServer, type ModelServer, type Responder } from '../test/support/model-server.js';
@@ -51,14 +52,6 @@ const SERVERS = [
   },
 ];
 
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
 
 const noop = defineTool({
   name: 'noop',

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RunFailedError } from '../src/client/agent-client.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import type { Message } from '../src/core/messages.js';
-import { startKeel, providersFor, type Keel } from './support/keel.js';
-import { startModelServer, type ModelServer } from './support/model-server.js';
+import { useKeel } from './support/keel.js';
 import { activityEvents, historyOf } from './support/history.js';
 
 const FILES: Record<string, string> = {
@@ -70,17 +69,7 @@ const agents = [
   coder('submitter', 'openai:loop-stop', { stopAtTools: ['submit'] }),
 ];
 
-let server: ModelServer;
-let keel: Keel;
-
-beforeAll(async () => {
-  server = await startModelServer();
-  keel = await startKeel({ agents, providers: providersFor(server) });
-});
-afterAll(async () => {
-  await keel?.stop();
-  await server?.close();
-});
+const t = useKeel(agents);
 
 const threeTurns = [
   {
@@ -104,8 +93,8 @@ describe.each([
   { agent: 'coder-stream', model: 'loop-stream', api: 'openai' },
 ])('a three-turn run on $agent', ({ agent, model, api }) => {
   it('runs read-only tools in parallel, feeds results back and answers', async () => {
-    server.script(model, threeTurns);
-    const run = await keel.client.start(agent, 'What does this project do?');
+    t.server.script(model, threeTurns);
+    const run = await t.keel.client.start(agent, 'What does this project do?');
     const result = await run.result();
 
     expect(result).toEqual({
@@ -122,7 +111,7 @@ describe.each([
     expect(transcript[3]).toMatchObject({ role: 'tool', toolCallId: 'c2', content: FILES['README.md'] });
 
     // The model saw the tool results in its own wire format.
-    const requests = server.requests(model);
+    const requests = t.server.requests(model);
     expect(requests).toHaveLength(3);
     const third = JSON.stringify(requests[2]!.body);
     expect(third).toContain(api === 'openai' ? '"tool_call_id":"c3"' : '"tool_use_id":"c3"');
@@ -163,40 +152,40 @@ describe.each([
 
 describe('structured output', () => {
   it('returns a valid answer parsed', async () => {
-    server.script('loop-output-valid', [{ text: '```json\n{"files": 2, "summary": "two files"}\n```' }]);
-    const result = await (await keel.client.start('reporter-valid', 'Report.')).result();
+    t.server.script('loop-output-valid', [{ text: '```json\n{"files": 2, "summary": "two files"}\n```' }]);
+    const result = await (await t.keel.client.start('reporter-valid', 'Report.')).result();
     expect(result.output).toEqual({ files: 2, summary: 'two files' });
   });
 
   it('sends an invalid answer back with the error, and takes the corrected one', async () => {
-    server.script('loop-output-fixed', [{ text: '{"files": "two"}' }, { text: '{"files": 2, "summary": "ok"}' }]);
-    const run = await keel.client.start('reporter-fixed', 'Report.');
+    t.server.script('loop-output-fixed', [{ text: '{"files": "two"}' }, { text: '{"files": 2, "summary": "ok"}' }]);
+    const run = await t.keel.client.start('reporter-fixed', 'Report.');
     expect((await run.result()).output).toEqual({ files: 2, summary: 'ok' });
-    const retry = server.requests('loop-output-fixed')[1]!.body.messages.at(-1);
+    const retry = t.server.requests('loop-output-fixed')[1]!.body.messages.at(-1);
     expect(retry.role).toBe('user');
     expect(retry.content).toMatch(/files: .*number/);
     expect(retry.content).toMatch(/summary/);
     // The schema went to OpenAI as response_format.
-    expect(server.requests('loop-output-fixed')[0]!.body.response_format.json_schema.schema.required).toEqual(['files', 'summary']);
+    expect(t.server.requests('loop-output-fixed')[0]!.body.response_format.json_schema.schema.required).toEqual(['files', 'summary']);
     const invalid = (await run.events()).filter((e) => e.type === 'output.invalid');
     expect(invalid).toHaveLength(1);
   });
 
   it('fails clearly after outputRetries invalid answers', async () => {
-    server.script('loop-output', [{ text: 'not json' }, { text: '{}' }, { text: '[1]' }, { text: 'never asked' }]);
-    const run = await keel.client.start('reporter', 'Report.');
+    t.server.script('loop-output', [{ text: 'not json' }, { text: '{}' }, { text: '[1]' }, { text: 'never asked' }]);
+    const run = await t.keel.client.start('reporter', 'Report.');
     const failure = await run.result().catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(RunFailedError);
     expect((failure as RunFailedError).type).toBe('KeelInvalidOutput');
     expect((failure as Error).message).toMatch(/no valid structured output after 3 attempts/);
-    expect(server.requests('loop-output')).toHaveLength(3);
+    expect(t.server.requests('loop-output')).toHaveLength(3);
     expect(await run.describe()).toMatchObject({ status: 'failed' });
   });
 });
 
 describe('tool errors go back to the model and the run goes on', () => {
   it('handles malformed arguments, an unknown tool, invalid arguments and a throwing tool', async () => {
-    server.script('loop-tool-errors', [
+    t.server.script('loop-tool-errors', [
       {
         toolCalls: [
           { id: 'bad-json', name: 'read_file', arguments: '{"path": "README.md"' },
@@ -207,7 +196,7 @@ describe('tool errors go back to the model and the run goes on', () => {
       },
       { text: 'I could not read those.' },
     ]);
-    const run = await keel.client.start('tool-errors', 'Read things.');
+    const run = await t.keel.client.start('tool-errors', 'Read things.');
     const result = await run.result();
     expect(result).toMatchObject({ status: 'completed', output: 'I could not read those.', turns: 2 });
 
@@ -220,7 +209,7 @@ describe('tool errors go back to the model and the run goes on', () => {
     expect(byId.throws).toMatch(/read_file failed: no such file: missing.txt/);
 
     // The model got them as error results, and each tool ran once: no retry storm.
-    const second = server.requests('loop-tool-errors')[1]!.body;
+    const second = t.server.requests('loop-tool-errors')[1]!.body;
     const blocks = second.messages.at(-1).content;
     expect(blocks.filter((b: { is_error?: boolean }) => b.is_error)).toHaveLength(4);
     const history = await historyOf(run);
@@ -230,23 +219,23 @@ describe('tool errors go back to the model and the run goes on', () => {
 
 describe('limits', () => {
   it('ends with max_turns when the model keeps calling tools', async () => {
-    server.script('loop-short', () => ({ toolCalls: [{ name: 'list_dir', arguments: {} }], text: 'still looking' }));
-    const result = await (await keel.client.start('short', 'Look forever.')).result();
+    t.server.script('loop-short', () => ({ toolCalls: [{ name: 'list_dir', arguments: {} }], text: 'still looking' }));
+    const result = await (await t.keel.client.start('short', 'Look forever.')).result();
     expect(result).toMatchObject({ status: 'max_turns', turns: 2, output: 'still looking' });
   });
 
   it('stops at a stopAtTools tool with its result as the output', async () => {
-    server.script('loop-stop', [
+    t.server.script('loop-stop', [
       { toolCalls: [{ name: 'submit', arguments: { report: 'all good' } }] },
       { text: 'never asked' },
     ]);
-    const run = await keel.client.start('submitter', 'Submit.');
+    const run = await t.keel.client.start('submitter', 'Submit.');
     expect(await run.result()).toMatchObject({ status: 'completed', output: { accepted: true, report: 'all good' }, turns: 1 });
-    expect(server.requests('loop-stop')).toHaveLength(1);
+    expect(t.server.requests('loop-stop')).toHaveLength(1);
   });
 
   it('fails at once for an unknown agent, naming the known ones', async () => {
-    const run = await keel.client.start('no-such-agent', 'hi');
+    const run = await t.keel.client.start('no-such-agent', 'hi');
     const failure = (await run.result().catch((e: unknown) => e)) as RunFailedError;
     expect(failure).toBeInstanceOf(RunFailedError);
     expect(failure.type).toBe('KeelUnknownAgent');

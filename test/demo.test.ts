@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_PROMPT, demo } from '../examples/demo.js';
-import { startKeel, type Keel } from './support/keel.js';
+import { useKeel } from './support/keel.js';
 
 describe('the demo agent (npm start)', () => {
-  let keel: Keel;
-  beforeAll(async () => {
-    keel = await startKeel({ agents: [demo] });
-  });
-  afterAll(async () => keel?.stop());
+  const t = useKeel([demo]);
 
   it('calls both tools for both cities in parallel and answers', async () => {
-    const run = await keel.client.start('demo', DEMO_PROMPT);
+    const run = await t.keel.client.start('demo', DEMO_PROMPT);
     const result = await run.result();
     expect(result.status).toBe('completed');
     expect(result.agent).toBe('demo');

@@ -2,12 +2,11 @@
  * History must grow with the conversation, not with its square: each message is stored once.
  * Model activities get a message count, not the messages (they read them from the worker).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { activityEvents, historyBytes, historyOf, type History } from './support/history.js';
-import { providersFor, startKeel, type Keel } from './support/keel.js';
-import { startModelServer, type ModelServer } from './support/model-server.js';
+import { useKeel } from './support/keel.js';
 
 const TURNS = 60;
 const PROMPT = 'Count to sixty, one tool call a turn. '.repeat(20);
@@ -32,26 +31,18 @@ function bytesPerTurn(history: History): number[] {
   return turns;
 }
 
-let server: ModelServer;
-let keel: Keel;
+const agents = [counter];
 
-beforeAll(async () => {
-  server = await startModelServer();
-  keel = await startKeel({ agents: [counter], providers: providersFor(server) });
-});
-afterAll(async () => {
-  await keel?.stop();
-  await server?.close();
-});
+const t = useKeel(agents);
 
 describe('history growth', () => {
   it(`a ${TURNS}-turn run stores each message once`, async () => {
-    server.script('growth', (_request, index) =>
+    t.server.script('growth', (_request, index) =>
       index < TURNS - 1
         ? { text: `turn ${index + 1}`, toolCalls: [{ id: `n${index}`, name: 'count', arguments: { n: index + 1 } }] }
         : { text: 'Done counting.' },
     );
-    const run = await keel.client.start('counter', PROMPT);
+    const run = await t.keel.client.start('counter', PROMPT);
     expect(await run.result()).toMatchObject({ status: 'completed', turns: TURNS });
 
     const history = await historyOf(run);
@@ -63,7 +54,7 @@ describe('history growth', () => {
       expect(m.inputBytes).toBeLessThan(100);
     }
     // And the model still saw the whole conversation each turn.
-    expect(server.requests('growth').at(-1)!.body.messages).toHaveLength(2 + 2 * (TURNS - 1));
+    expect(t.server.requests('growth').at(-1)!.body.messages).toHaveLength(2 + 2 * (TURNS - 1));
 
     // The prompt is stored once (in the run's input), not once per turn.
     const raw = JSON.stringify(history);

@@ -1,13 +1,12 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RunFailedError } from '../src/client/agent-client.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { demo } from '../examples/demo.js';
-import { providersFor, startKeel, TEMPORAL_ADDRESS, type Keel } from './support/keel.js';
-import { startModelServer, type ModelServer } from './support/model-server.js';
+import { TEMPORAL_ADDRESS, useKeel } from './support/keel.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -24,25 +23,15 @@ const agents = [
   defineAgent({ name: 'stuck', instructions: 'Think.', model: 'openai:life-stuck' }),
 ];
 
-let server: ModelServer;
-let keel: Keel;
-
-beforeAll(async () => {
-  server = await startModelServer();
-  keel = await startKeel({ agents, providers: providersFor(server) });
-});
-afterAll(async () => {
-  await keel?.stop();
-  await server?.close();
-});
+const t = useKeel(agents);
 
 describe('a long run', () => {
   it('continues as new, keeps its workflow ID, and the client follows the chain', async () => {
-    server.script('life-long', (request) => {
+    t.server.script('life-long', (request) => {
       const done = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
       return done < 12 ? { toolCalls: [{ id: `n${done}`, name: 'note', arguments: { text: `n${done}` } }] } : { text: 'twelve notes' };
     });
-    const run = await keel.client.start('long', 'Take twelve notes.', { options: { continueAsNewAfterEvents: 40 } });
+    const run = await t.keel.client.start('long', 'Take twelve notes.', { options: { continueAsNewAfterEvents: 40 } });
     const firstRunId = (await run.workflow.describe()).runId;
     expect(await run.result()).toMatchObject({ status: 'completed', output: 'twelve notes', turns: 13 });
 
@@ -57,15 +46,15 @@ describe('a long run', () => {
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(await run.describe()).toMatchObject({ status: 'completed', agent: 'long' });
     // The model saw the whole conversation in every execution of the chain.
-    expect(server.requests('life-long').at(-1)!.body.messages).toHaveLength(1 + 1 + 12 * 2);
+    expect(t.server.requests('life-long').at(-1)!.body.messages).toHaveLength(1 + 1 + 12 * 2);
   });
 });
 
 describe('cancel', () => {
   it('ends a run with status cancelled', async () => {
-    server.script('life-stuck', [{ fault: 'hang' }]);
-    const run = await keel.client.start('stuck', 'Think hard.');
-    await waitFor(() => server.requests('life-stuck').length > 0);
+    t.server.script('life-stuck', [{ fault: 'hang' }]);
+    const run = await t.keel.client.start('stuck', 'Think hard.');
+    await waitFor(() => t.server.requests('life-stuck').length > 0);
     await run.cancel();
     const failure = await run.result().catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(RunFailedError);
@@ -82,7 +71,7 @@ describe('a run started by any Temporal client', () => {
     const cli = async (...args: string[]) =>
       (await promisify(execFile)(temporal, [...args, '--address', TEMPORAL_ADDRESS, '--output', 'json'])).stdout;
     const workflowId = `demo-cli-${Date.now()}`;
-    await cli('workflow', 'start', '--type', 'agentRun', '--task-queue', keel.taskQueue, '--workflow-id', workflowId,
+    await cli('workflow', 'start', '--type', 'agentRun', '--task-queue', t.keel.taskQueue, '--workflow-id', workflowId,
       '--input', JSON.stringify({ agent: 'demo', input: 'Weather in Paris?' }));
     const result = JSON.parse(await cli('workflow', 'result', '--workflow-id', workflowId));
     expect(result.status).toBe('COMPLETED');
@@ -94,8 +83,8 @@ describe('a run started by any Temporal client', () => {
   });
 
   it('rejects bad input with an error that says what was expected', async () => {
-    const handle = await keel.env.client.workflow.start('agentRun', {
-      taskQueue: keel.taskQueue,
+    const handle = await t.keel.env.client.workflow.start('agentRun', {
+      taskQueue: t.keel.taskQueue,
       workflowId: `bad-input-${Date.now()}`,
       args: [{ agnet: 'demo' }],
     });

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RunFailedError } from '../src/client/agent-client.js';
 import { defineAgent } from '../src/core/define.js';
 import { activityEvents, historyOf } from './support/history.js';
-import { providersFor, startKeel, type Keel } from './support/keel.js';
-import { startModelServer, type ModelServer, type ScriptStep } from './support/model-server.js';
+import { useKeel } from './support/keel.js';
+import type { ScriptStep } from './support/model-server.js';
 
 /** One agent per fault, each with its own scripted model. Retries are quick so tests are. */
 function agent(name: string, model: string, timeoutMs?: number) {
@@ -30,20 +30,10 @@ const agents = [
   agent('garbled', 'openai:fault-malformed'),
 ];
 
-let server: ModelServer;
-let keel: Keel;
-
-beforeAll(async () => {
-  server = await startModelServer();
-  keel = await startKeel({ agents, providers: providersFor(server) });
-});
-afterAll(async () => {
-  await keel?.stop();
-  await server?.close();
-});
+const t = useKeel(agents);
 
 async function modelAttempts(workflowId: string): Promise<number | undefined> {
-  const history = await historyOf(keel.client.getHandle(workflowId));
+  const history = await historyOf(t.keel.client.getHandle(workflowId));
   return activityEvents(history).find((a) => a.type === 'modelTurn')?.attempt;
 }
 
@@ -55,19 +45,19 @@ describe('a provider outage is waited out', () => {
     { name: 'garbled', model: 'fault-malformed', fault: { fault: 'malformed-json' } },
     { name: 'hanging', model: 'fault-hang', fault: { fault: 'hang' } },
   ] as { name: string; model: string; fault: ScriptStep }[])('$name: retried until it answers', async ({ name, model, fault }) => {
-    server.script(model, [fault, fault, { text: 'back again' }]);
-    const run = await keel.client.start(name, 'Are you there?');
+    t.server.script(model, [fault, fault, { text: 'back again' }]);
+    const run = await t.keel.client.start(name, 'Are you there?');
     expect(await run.result()).toMatchObject({ status: 'completed', output: 'back again', turns: 1 });
-    expect(server.requests(model)).toHaveLength(3);
+    expect(t.server.requests(model)).toHaveLength(3);
     // The history shows the retried attempts: the model turn completed on its third attempt.
     expect(await modelAttempts(run.workflowId)).toBe(3);
   });
 
   it('429 with Retry-After: no new attempt before the time it gives', async () => {
-    server.script('fault-429', [{ fault: 'status', status: 429, retryAfter: 2 }, { text: 'done' }]);
-    const run = await keel.client.start('rate-limited', 'Hello?');
+    t.server.script('fault-429', [{ fault: 'status', status: 429, retryAfter: 2 }, { text: 'done' }]);
+    const run = await t.keel.client.start('rate-limited', 'Hello?');
     expect((await run.result()).output).toBe('done');
-    const [first, second] = server.requests('fault-429');
+    const [first, second] = t.server.requests('fault-429');
     // The retry policy alone would have tried again after 100 ms.
     expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(2_000);
   });
@@ -85,13 +75,13 @@ describe('a request the provider refuses fails the run at once', () => {
       message: /quota/i,
     },
   ])('$status ($name): one attempt, a clear error', async ({ name, model, status, body, message }) => {
-    server.script(model, [{ fault: 'status', status, ...(body && { body }) }, { text: 'never asked' }]);
-    const run = await keel.client.start(name, 'Hello?');
+    t.server.script(model, [{ fault: 'status', status, ...(body && { body }) }, { text: 'never asked' }]);
+    const run = await t.keel.client.start(name, 'Hello?');
     const failure = (await run.result().catch((e: unknown) => e)) as RunFailedError;
     expect(failure).toBeInstanceOf(RunFailedError);
     expect(failure.type).toBe('KeelProviderRequestError');
     expect(failure.message).toMatch(message);
-    expect(server.requests(model)).toHaveLength(1);
+    expect(t.server.requests(model)).toHaveLength(1);
     expect(await run.describe()).toMatchObject({ status: 'failed' });
     const finished = (await run.events()).at(-1);
     expect(finished).toMatchObject({ type: 'run.finished', status: 'failed' });

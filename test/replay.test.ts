@@ -8,12 +8,11 @@ import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-uti
 import { Worker } from '@temporalio/worker';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { historyOf, type History } from './support/history.js';
-import { providersFor, startKeel, workflowBundle, type Keel } from './support/keel.js';
-import { startModelServer, type ModelServer } from './support/model-server.js';
+import { useKeel, workflowBundle } from './support/keel.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));
 
@@ -44,17 +43,7 @@ const agents = [
   defineAgent({ name: 'replay-continued', instructions: 'Look words up.', model: 'openai:replay-continued', tools: [lookup], maxTurns: 20 }),
 ];
 
-let server: ModelServer;
-let keel: Keel;
-
-beforeAll(async () => {
-  server = await startModelServer();
-  keel = await startKeel({ agents, providers: providersFor(server) });
-});
-afterAll(async () => {
-  await keel?.stop();
-  await server?.close();
-});
+const t = useKeel(agents);
 
 async function replay(histories: { workflowId: string; history: History }[]) {
   const results = [];
@@ -68,7 +57,7 @@ async function replay(histories: { workflowId: string; history: History }[]) {
 
 describe('replay', () => {
   it('replays the histories of fresh runs without non-determinism', async () => {
-    server.script('replay-tools', [
+    t.server.script('replay-tools', [
       {
         toolCalls: [
           { id: 'a', name: 'lookup', arguments: { word: 'keel' } },
@@ -79,17 +68,17 @@ describe('replay', () => {
       },
       { text: 'keel and hull are words.' },
     ]);
-    server.script('replay-output', [{ text: 'not json' }, { text: '{"answer": "42"}' }]);
-    server.script('replay-continued', (request) => {
+    t.server.script('replay-output', [{ text: 'not json' }, { text: '{"answer": "42"}' }]);
+    t.server.script('replay-continued', (request) => {
       const done = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
       return done < 6 ? { toolCalls: [{ id: `t${done}`, name: 'lookup', arguments: { word: `w${done}` } }] } : { text: 'six words' };
     });
 
     const runs = await Promise.all([
-      keel.client.start('replay-tools', 'Look up keel and hull.'),
-      keel.client.start('replay-output', 'What is the answer?'),
+      t.keel.client.start('replay-tools', 'Look up keel and hull.'),
+      t.keel.client.start('replay-output', 'What is the answer?'),
       // Continues as new every few turns: the last run of the chain replays from its carried state.
-      keel.client.start('replay-continued', 'Look up six words.', { options: { continueAsNewAfterEvents: 20 } }),
+      t.keel.client.start('replay-continued', 'Look up six words.', { options: { continueAsNewAfterEvents: 20 } }),
     ]);
     for (const run of runs) await run.result();
     const histories = await Promise.all(runs.map(async (run) => ({ workflowId: run.workflowId, history: await historyOf(run) })));

@@ -6,7 +6,9 @@ import { AgentClient } from '../../src/client/agent-client.js';
 import type { AgentDefinition } from '../../src/core/define.js';
 import type { ProvidersConfig } from '../../src/providers/index.js';
 import { createWorker, workflowsPath, type KeelWorker } from '../../src/worker.js';
-import type { ModelServer } from './model-server.js';
+import { afterAll, beforeAll } from 'vitest';
+import { startModelServer, type ModelServer } from './model-server.js';
+import { quietLogger } from './quiet-logger.js';
 
 export const TEMPORAL_ADDRESS = `127.0.0.1:${process.env.KEEL_TEST_TEMPORAL_PORT ?? '7433'}`;
 
@@ -67,11 +69,20 @@ export async function startKeel(options: {
   };
 }
 
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
+
+/**
+ * The usual set-up of a test file: a scripted model server and a keel worker for `agents`,
+ * started before its tests and stopped after them. Read `server` and `keel` inside tests.
+ */
+export function useKeel(agents: AgentDefinition[]): { readonly server: ModelServer; readonly keel: Keel } {
+  const context = {} as { server: ModelServer; keel: Keel };
+  beforeAll(async () => {
+    context.server = await startModelServer();
+    context.keel = await startKeel({ agents, providers: providersFor(context.server) });
+  });
+  afterAll(async () => {
+    await context.keel?.stop();
+    await context.server?.close();
+  });
+  return context;
+}
