@@ -36,7 +36,7 @@ export const getWeather = defineTool({
   readOnly: true,
   execute: ({ city }) => {
     const { tempC, sky } = lookup(city);
-    return { city, temperatureC: tempC, sky };
+    return `${tempC} °C, ${sky}`;
   },
 });
 
@@ -48,7 +48,7 @@ export const getLocalTime = defineTool({
   execute: ({ city }) => {
     const { utcOffset } = lookup(city);
     const local = new Date(Date.now() + utcOffset * 3_600_000);
-    return { city, localTime: local.toISOString().slice(11, 16), utcOffset };
+    return `${local.toISOString().slice(11, 16)} (UTC${utcOffset < 0 ? '−' : '+'}${Math.abs(utcOffset)})`;
   },
 });
 

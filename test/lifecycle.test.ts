@@ -3,7 +3,8 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { RunFailedError } from '../src/client/agent-client.js';
+import { Client } from '@temporalio/client';
+import { AgentClient, RunFailedError } from '../src/client/agent-client.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { demo } from '../examples/demo.js';
 import { TEMPORAL_ADDRESS, useKeel } from './support/keel.js';
@@ -101,3 +102,22 @@ async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+describe('a namespace without keel’s search attributes', () => {
+  it('gets a start error that says how to register them', async () => {
+    const temporal = execFileSync('./temporal-dev.sh', ['path'], { cwd: root, encoding: 'utf8' }).trim();
+    const namespace = `bare-${Date.now()}`;
+    await promisify(execFile)(temporal, ['operator', 'namespace', 'create', '--namespace', namespace, '--address', TEMPORAL_ADDRESS]);
+    const client = new AgentClient({ client: new Client({ connection: t.keel.env.connection, namespace }) });
+    // A new namespace takes a moment to reach every service of the dev server.
+    let failure: unknown;
+    for (let i = 0; i < 20; i++) {
+      failure = await client.start('demo', 'hi').catch((e: unknown) => e);
+      if (!/namespace.*not found/i.test((failure as Error)?.message ?? '')) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect((failure as Error).message).toMatch(
+      /does not know keel's search attributes[\s\S]*temporal operator search-attribute create --namespace bare-\d+ --name KeelAgent --type Keyword/,
+    );
+  });
+});

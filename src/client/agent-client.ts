@@ -89,17 +89,21 @@ export class AgentClient {
     if (typeof input !== 'string') throw new Error('The input of a run is a prompt string.');
     const workflowId = options.workflowId ?? `${name}-${randomUUID().slice(0, 8)}`;
     const args: AgentRunInput = { agent: name, input, ...(options.options && { options: options.options }) };
-    await this.client.workflow.start(AGENT_RUN_WORKFLOW, {
-      workflowId,
-      taskQueue: options.taskQueue ?? this.taskQueue,
-      args: [args],
-      typedSearchAttributes: [
-        { key: agentSearchAttribute, value: name },
-        { key: statusSearchAttribute, value: 'running' },
-      ],
-      memo: { prompt: input },
-      staticSummary: `${name}: ${oneLine(input, 120)}`,
-    });
+    try {
+      await this.client.workflow.start(AGENT_RUN_WORKFLOW, {
+        workflowId,
+        taskQueue: options.taskQueue ?? this.taskQueue,
+        args: [args],
+        typedSearchAttributes: [
+          { key: agentSearchAttribute, value: name },
+          { key: statusSearchAttribute, value: 'running' },
+        ],
+        memo: { prompt: input },
+        staticSummary: `${name}: ${oneLine(input, 120)}`,
+      });
+    } catch (err) {
+      throw explainStartFailure(err, this.client.options.namespace);
+    }
     return this.getHandle(workflowId);
   }
 
@@ -235,6 +239,19 @@ function summarize(info: Omit<WorkflowExecutionInfo, 'raw'>): RunSummary {
     startTime: info.startTime,
     ...(info.closeTime && { closeTime: info.closeTime }),
   };
+}
+
+/** keel's search attributes must be registered in the namespace; say how when they are not. */
+function explainStartFailure(err: unknown, namespace: string): unknown {
+  const message = err instanceof Error ? innermost(err).message : '';
+  if (!/search attribute/i.test(message) || !/Keel(Agent|Status)/.test(message)) return err;
+  return new Error(
+    `The namespace "${namespace}" does not know keel's search attributes (${message}). Register them once:\n` +
+      `  temporal operator search-attribute create --namespace ${namespace} --name KeelAgent --type Keyword\n` +
+      `  temporal operator search-attribute create --namespace ${namespace} --name KeelStatus --type Keyword\n` +
+      '(./temporal-dev.sh start registers them on the local dev server.)',
+    { cause: err },
+  );
 }
 
 function innermost(err: Error): Error {

@@ -4,7 +4,6 @@
  */
 import {
   ApplicationFailure,
-  CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -51,33 +50,31 @@ const { resolveAgent } = proxyLocalActivities<AgentActivities>({
 const { conversation } = proxySinks<KeelSinks>();
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
-  checkInput(input);
-  const spec = input.continued?.spec ?? (await resolveSpec(input.agent));
-  const run = new Run(spec, input.continued);
-  run.registerQueries();
-
-  if (!input.continued) {
-    run.emit({ type: 'run.started', agent: spec.name, model: spec.model, input: input.input });
-    run.append([userMessage(input.input)]);
-  }
-  // A run started by a client that did not set the search attributes (for example the
-  // `temporal` CLI) sets them itself, once.
-  if (workflowInfo().typedSearchAttributes.get(statusSearchAttribute) !== 'running') {
-    upsertSearchAttributes([
-      { key: agentSearchAttribute, value: spec.name },
-      { key: statusSearchAttribute, value: 'running' },
-    ]);
-  }
-
+  let run: Run | undefined;
+  // Queries are answered from the first workflow task on, also while the agent is resolved.
+  registerQueries(input, () => run);
   try {
+    checkInput(input);
+    const spec = input.continued?.spec ?? (await resolveAgent(input.agent));
+    run = new Run(spec, input.continued);
+    if (!input.continued) {
+      run.emit({ type: 'run.started', agent: spec.name, model: spec.model, input: input.input });
+      run.append([userMessage(input.input)]);
+    }
+    // A run started by a client that did not set the search attributes (for example the
+    // `temporal` CLI) sets them itself, once.
+    if (workflowInfo().typedSearchAttributes.get(statusSearchAttribute) !== 'running') {
+      upsertSearchAttributes([
+        { key: agentSearchAttribute, value: spec.name },
+        { key: statusSearchAttribute, value: 'running' },
+      ]);
+    }
     return await run.loop(input);
   } catch (err) {
-    if (isCancellation(err)) {
-      await CancellationScope.nonCancellable(async () => run.finish('cancelled'));
-      throw err;
-    }
-    run.finish('failed', undefined, describeFailure(err));
-    throw asRunFailure(err);
+    const status = isCancellation(err) ? 'cancelled' : 'failed';
+    if (run) run.end(status, undefined, status === 'failed' ? innermost(err).message : undefined);
+    else upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
+    throw status === 'cancelled' ? err : asRunFailure(err);
   }
 }
 
@@ -101,17 +98,15 @@ class Run {
     if (carried) conversation.append(0, this.messages);
   }
 
-  registerQueries(): void {
-    setHandler(statusQuery, (): RunState => ({
+  state(): RunState {
+    return {
       agent: this.spec.name,
       status: this.status,
       turns: this.turns,
       usage: this.usage,
       messages: this.messages.length,
       lastSeq: this.log.lastSeq,
-    }));
-    setHandler(transcriptQuery, (range) => this.messages.slice(range?.from ?? 0, range?.to ?? this.messages.length));
-    setHandler(eventsQuery, (after) => this.log.after(after ?? 0));
+    };
   }
 
   emit(event: NewRunEvent): void {
@@ -209,7 +204,14 @@ class Run {
     return undefined;
   }
 
-  finish(status: RunStatus, output?: unknown, error?: string): AgentRunResult {
+  /** The run's result: it completed, or stopped at its turn limit. */
+  finish(status: AgentRunResult['status'], output: unknown): AgentRunResult {
+    this.end(status, output);
+    return { status, output: output ?? null, usage: this.usage, turns: this.turns, agent: this.spec.name };
+  }
+
+  /** Records the end of the run: its status (one search attribute upsert) and the last event. */
+  end(status: RunStatus, output?: unknown, error?: string): void {
     this.status = status;
     upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
     this.emit({
@@ -218,22 +220,18 @@ class Run {
       ...(output !== undefined && { output }),
       ...(error !== undefined && { error }),
     });
-    return {
-      status: status === 'max_turns' ? 'max_turns' : 'completed',
-      output: output ?? null,
-      usage: this.usage,
-      turns: this.turns,
-      agent: this.spec.name,
-    };
   }
 }
 
-async function resolveSpec(agent: string): Promise<AgentSpec> {
-  try {
-    return await resolveAgent(agent);
-  } catch (err) {
-    throw asRunFailure(err);
-  }
+function registerQueries(input: AgentRunInput, current: () => Run | undefined): void {
+  setHandler(statusQuery, (): RunState => {
+    const run = current();
+    if (run) return run.state();
+    const agent = typeof input?.agent === 'string' ? input.agent : '';
+    return { agent, status: 'running', turns: 0, usage: zeroUsage(), messages: 0, lastSeq: 0 };
+  });
+  setHandler(transcriptQuery, (range) => current()?.messages.slice(range?.from ?? 0, range?.to) ?? []);
+  setHandler(eventsQuery, (after) => current()?.log.after(after ?? 0) ?? []);
 }
 
 function checkInput(input: AgentRunInput): void {
@@ -276,11 +274,11 @@ function toolOutput(result: ToolResultMessage): unknown {
   }
 }
 
-/** The innermost failure's message, which is the one that says what went wrong. */
-function describeFailure(err: unknown): string {
+/** The innermost failure, which is the one that says what went wrong. */
+function innermost(err: unknown): Error {
   let e: unknown = err;
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  return e instanceof Error ? e.message : String(err);
+  return e instanceof Error ? e : new Error(String(err));
 }
 
 /**
@@ -288,8 +286,7 @@ function describeFailure(err: unknown): string {
  * with the error that explains it rather than with a generic "activity failed".
  */
 function asRunFailure(err: unknown): unknown {
-  let root: unknown = err;
-  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
+  const root = innermost(err);
   if (root instanceof ApplicationFailure && root !== err) {
     return ApplicationFailure.create({
       message: root.message,
