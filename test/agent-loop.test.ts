@@ -147,6 +147,8 @@ describe.each([
     expect(description.memo).toMatchObject({ prompt: 'What does this project do?' });
     expect(await run.describe()).toMatchObject({ agent, status: 'completed' });
     expect(await run.status()).toMatchObject({ agent, status: 'completed', turns: 3, messages: 7, lastSeq: 17 });
+    const metadata = await run.workflow.query<{ currentDetails: string }>('__temporal_workflow_metadata');
+    expect(metadata.currentDetails).toBe('completed after 3 turns');
   });
 });
 

@@ -10,6 +10,7 @@ import {
   isCancellation,
   proxyLocalActivities,
   proxySinks,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -140,6 +141,8 @@ class Run {
 
       const turn = ++this.turns;
       this.emit({ type: 'turn.started', turn });
+      // What the UI shows as the run's current details (served by a query: no history events).
+      setCurrentDetails(`turn ${turn} of at most ${this.spec.maxTurns}: waiting for ${this.spec.model}`);
       const result = await modelActivity(this.spec, turn).modelTurn({
         agent: this.spec.name,
         turn,
@@ -159,6 +162,7 @@ class Run {
       for (const call of toolCalls) {
         this.emit({ type: 'tool.requested', turn, callId: call.id, tool: call.name, arguments: call.arguments });
       }
+      setCurrentDetails(`turn ${turn}: running ${toolCalls.map((c) => c.name).join(', ')}`);
       const results = await runToolCalls(this.spec, turn, toolCalls, {
         started: (call) => this.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name }),
         finished: (r) =>
@@ -213,6 +217,7 @@ class Run {
   /** Records the end of the run: its status (one search attribute upsert) and the last event. */
   end(status: RunStatus, output?: unknown, error?: string): void {
     this.status = status;
+    setCurrentDetails(`${status.replace('_', ' ')} after ${this.turns} ${this.turns === 1 ? 'turn' : 'turns'}`);
     upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
     this.emit({
       type: 'run.finished',
