@@ -139,8 +139,8 @@ describe.each([
     const history = await historyOf(run);
     const summaries = activityEvents(history).map((a) => a.summary);
     expect(summaries).toEqual([
-      `turn 1 · ${api}:${model}`, 'tool list_dir', 'tool read_file',
-      `turn 2 · ${api}:${model}`, 'tool read_file',
+      `turn 1 · ${api}:${model}`, 'tool list_dir {}', 'tool read_file {"path":"README.md"}',
+      `turn 2 · ${api}:${model}`, 'tool read_file {"path":"src/main.ts"}',
       `turn 3 · ${api}:${model}`,
     ]);
     const description = await run.workflow.describe();

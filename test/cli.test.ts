@@ -17,11 +17,11 @@ import {
   formatStatus,
   formatTable,
   formatTranscript,
-  oneLine,
   shortJson,
   stripAnsi,
   type FollowContext,
 } from '../src/client/cli/format.js';
+import { oneLine } from '../src/core/text.js';
 import type { RunEvent } from '../src/core/run.js';
 import { DEFAULT_TASK_QUEUE } from '../src/workflows/api.js';
 

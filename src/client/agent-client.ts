@@ -26,6 +26,7 @@ import {
   statusSearchAttribute,
   transcriptQuery,
 } from '../workflows/api.js';
+import { oneLine } from '../core/text.js';
 import { connect, type ConnectSettings } from './connection.js';
 
 export interface StartOptions {
@@ -264,9 +265,4 @@ function isNotReady(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return false;
   const message = (err as Error)?.message ?? '';
   return /workflow task|not ready|query.*fail|no poller|deadline/i.test(message);
-}
-
-function oneLine(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

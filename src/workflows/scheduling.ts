@@ -3,6 +3,7 @@ import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@tempor
 import type { AgentSpec, RetrySettings } from '../core/agent-spec.js';
 import { ErrorTypes } from '../core/errors.js';
 import type { ToolCall, ToolResultMessage } from '../core/messages.js';
+import { oneLine } from '../core/text.js';
 import type { AgentActivities } from './activity-types.js';
 
 const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
@@ -29,7 +30,8 @@ function toolActivity(spec: AgentSpec, call: ToolCall): Pick<AgentActivities, 't
   const tool = spec.tools.find((t) => t.name === call.name);
   const options: ActivityOptions = {
     startToCloseTimeout: tool?.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-    summary: `tool ${call.name}`,
+    // Parallel calls of one tool differ by their arguments: show them, in short.
+    summary: `tool ${call.name} ${oneLine(call.arguments, 60)}`.trimEnd(),
   };
   // Without a retry setting a throwing tool returns an error result at once; the default policy
   // still retries what is not the tool's fault: a lost worker, a timeout.

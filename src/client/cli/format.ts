@@ -5,6 +5,7 @@
 import type { Message } from '../../core/messages.js';
 import type { AgentRunResult, RunEvent, RunState } from '../../core/run.js';
 import type { Usage } from '../../core/usage.js';
+import { oneLine } from '../../core/text.js';
 
 export interface Style {
   readonly enabled: boolean;
@@ -49,12 +50,7 @@ export function stripAnsi(text: string): string {
   return text.replace(/\u001b\[[0-9;]*m/g, '');
 }
 
-/** Text on one line, at most `max` characters (an ellipsis marks the cut). */
-export function oneLine(text: string, max = 100): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  if (max < 2 || line.length <= max) return line;
-  return `${line.slice(0, max - 1)}…`;
-}
+
 
 /** JSON text in its compact form (when it parses), on one line, shortened. */
 export function shortJson(text: string, max = 100): string {
