@@ -27,7 +27,7 @@ import type {
   RunState,
   RunStatus,
 } from '../core/run.js';
-import { addUsage, zeroUsage } from '../core/usage.js';
+import { addUsage, zeroUsage, type Usage } from '../core/usage.js';
 import type { AgentActivities, ModelTurnResult } from './activity-types.js';
 import {
   agentSearchAttribute,
@@ -83,7 +83,7 @@ class Run {
   readonly messages: Message[];
   readonly log: EventLog;
   turns: number;
-  usage;
+  usage: Usage;
   outputAttempts: number;
   status: RunStatus = 'running';
 
