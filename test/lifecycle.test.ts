@@ -46,6 +46,13 @@ describe('a long run', () => {
     expect(events.filter((e) => e.type === 'turn.started')).toHaveLength(13);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(await run.describe()).toMatchObject({ status: 'completed', agent: 'long' });
+    // Listed once, by its latest execution. (Visibility is eventually consistent: wait for it.)
+    let listed: Awaited<ReturnType<typeof t.keel.client.list>> = [];
+    for (let i = 0; i < 40 && listed[0]?.status !== 'completed'; i++) {
+      listed = (await t.keel.client.list({ agent: 'long', limit: 50 })).filter((r) => r.workflowId === run.workflowId);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listed).toEqual([expect.objectContaining({ runId: latest.runId, status: 'completed' })]);
     // The model saw the whole conversation in every execution of the chain.
     expect(t.server.requests('life-long').at(-1)!.body.messages).toHaveLength(1 + 1 + 12 * 2);
   });

@@ -115,7 +115,8 @@ export class AgentClient {
 
   /** Recent runs, newest first, from Temporal visibility. */
   async list(options: { limit?: number; agent?: string; status?: string } = {}): Promise<RunSummary[]> {
-    const clauses = [`WorkflowType = '${AGENT_RUN_WORKFLOW}'`];
+    // A long run is a chain of executions under one workflow ID: list each run once, by its latest.
+    const clauses = [`WorkflowType = '${AGENT_RUN_WORKFLOW}'`, `ExecutionStatus != 'ContinuedAsNew'`];
     if (options.agent) clauses.push(`KeelAgent = '${options.agent.replace(/'/g, "\\'")}'`);
     if (options.status) clauses.push(`KeelStatus = '${options.status.replace(/'/g, "\\'")}'`);
     const limit = options.limit ?? 20;
