@@ -63,9 +63,6 @@ const responder: Responder = (request) => {
 };
 
 
-async function bytesOf(events: HistoryEvent[]): Promise<number> {
-  return historyBytes({ events });
-}
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -140,9 +137,9 @@ async function report(events: HistoryEvent[], transcript: unknown[], seconds: nu
   /** JSON size of the conversation the model saw on turn t: what a naive input would carry. */
   const conversationBytes = (t: number) => Buffer.byteLength(JSON.stringify(transcript.slice(0, messageCounts[t - 1])));
 
-  const fixed = await bytesOf(prefix(0));
+  const fixed = historyBytes({ events: prefix(0) });
   const turnBytes: number[] = [];
-  for (let t = 1; t <= TURNS; t++) turnBytes.push(await bytesOf(turnEvents(t)));
+  for (let t = 1; t <= TURNS; t++) turnBytes.push(historyBytes({ events: turnEvents(t) }));
   const naiveTurnBytes = turnBytes.map((b, i) => b + conversationBytes(i + 1));
   const sum = (values: number[], n: number) => values.slice(0, n).reduce((a, b) => a + b, 0);
 
@@ -153,14 +150,14 @@ async function report(events: HistoryEvent[], transcript: unknown[], seconds: nu
     rows.push([
       n,
       prefix(n).length,
-      await bytesOf(prefix(n)),
+      historyBytes({ events: prefix(n) }),
       turnBytes[n - 1]!,
       fmt((sum(turnBytes, n)) / n, 0),
       fixed + sum(naiveTurnBytes, n),
       naiveTurnBytes[n - 1]!,
     ]);
   }
-  rows.push([`whole run (${TURNS + 1} turns, closed)`, events.length, await bytesOf(events), '-', '-', '-', '-']);
+  rows.push([`whole run (${TURNS + 1} turns, closed)`, events.length, historyBytes({ events }), '-', '-', '-', '-']);
   console.log(table(rows));
   console.log(
     `  fixed part before turn 1 (start, agent resolution, first workflow task): ${modelAt[0]} events, ${fixed} bytes; the run took ${fmt(seconds)} s.\n` +

@@ -24,8 +24,8 @@ export function createModelTurn(deps: ModelTurnDeps) {
     const ctx = Context.current();
     const agent = deps.registry.get(input.agent);
     const messages = await conversation(deps, input.messageCount);
-    const { provider: providerName, model } = parseModelName(agent.spec.model);
     try {
+      const { provider: providerName, model } = parseModelName(agent.spec.model);
       const provider = deps.providers.get(providerName);
       const response = await provider.generate({
         model,
