@@ -56,6 +56,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<KeelWo
         fn: (info, start, messages) => cache.append(runKey(info.workflowId, info.runId), start, messages),
         callDuringReplay: false,
       },
+      continued: {
+        fn: (info, previousRunId) => cache.rename(runKey(info.workflowId, previousRunId), runKey(info.workflowId, info.runId)),
+        callDuringReplay: false,
+      },
     },
   };
 

@@ -304,7 +304,7 @@ describe('CLI formatting', () => {
     const context: FollowContext = {};
     const events: RunEvent[] = [
       { seq: 1, at, type: 'run.started', agent: 'demo', model: 'demo:travel', input: 'Weather?' },
-      { seq: 2, at, type: 'turn.started', turn: 1 },
+      { seq: 2, at, type: 'turn.started', turn: 1, agent: 'demo' },
       { seq: 3, at, type: 'tool.requested', turn: 1, callId: 'c1', tool: 'get_weather', arguments: '{"city": "Lisbon"}' },
       { seq: 4, at, type: 'tool.started', turn: 1, callId: 'c1', tool: 'get_weather' },
       { seq: 5, at, type: 'tool.finished', turn: 1, callId: 'c1', tool: 'get_weather', result: '{"city":"Lisbon","temperatureC":17}', isError: false },

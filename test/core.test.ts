@@ -73,17 +73,26 @@ describe('defineAgent', () => {
 });
 
 describe('EventLog', () => {
-  it('numbers events from 1 and reads them after a seq, also when carried over', () => {
+  it('numbers events from 1 and reads them after a seq', () => {
     const log = new EventLog();
     const at = new Date(0);
-    log.append({ type: 'turn.started', turn: 1 }, at);
-    log.append({ type: 'turn.started', turn: 2 }, at);
-    const carried = new EventLog(log.all());
-    carried.append({ type: 'turn.started', turn: 3 }, at);
-    expect(carried.all().map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect(carried.after(1).map((e) => e.seq)).toEqual([2, 3]);
-    expect(carried.after(3)).toEqual([]);
-    expect(carried.all()[0]).toEqual({ type: 'turn.started', turn: 1, seq: 1, at: '1970-01-01T00:00:00.000Z' });
+    log.append({ type: 'turn.started', turn: 1, agent: 'a' }, at);
+    log.append({ type: 'turn.started', turn: 2, agent: 'a' }, at);
+    expect(log.after(0).map((e) => e.seq)).toEqual([1, 2]);
+    expect(log.after(1).map((e) => e.seq)).toEqual([2]);
+    expect(log.after(2)).toEqual([]);
+    expect(log.after(0)[0]).toEqual({ type: 'turn.started', turn: 1, agent: 'a', seq: 1, at: '1970-01-01T00:00:00.000Z' });
+  });
+
+  it('after continue-as-new, goes on numbering from the earlier execution and holds only its own events', () => {
+    const log = new EventLog([], 40);
+    expect(log.firstSeq).toBe(41);
+    expect(log.lastSeq).toBe(40);
+    log.append({ type: 'turn.started', turn: 9, agent: 'a' }, new Date(0));
+    log.append({ type: 'turn.started', turn: 10, agent: 'a' }, new Date(0));
+    expect(log.after(0).map((e) => e.seq)).toEqual([41, 42]);
+    expect(log.after(41).map((e) => e.seq)).toEqual([42]);
+    expect(log.lastSeq).toBe(42);
   });
 });
 

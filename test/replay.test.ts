@@ -48,7 +48,7 @@ const t = useKeel(agents);
 async function replay(histories: { workflowId: string; history: History }[]) {
   const results = [];
   // The conversation sink is never called on replay, but the replayer wants to know it.
-  const sinks = { conversation: { append: { fn: () => undefined } } };
+  const sinks = { conversation: { append: { fn: () => undefined }, continued: { fn: () => undefined } } };
   for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle(), sinks }, histories)) {
     results.push({ workflowId: result.workflowId, error: result.error?.message });
   }

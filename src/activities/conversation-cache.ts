@@ -3,7 +3,7 @@ import type { Message } from '../core/messages.js';
 /**
  * Each run's conversation, kept by the worker so that a model turn does not carry it in its
  * input. Filled by the workflow's `conversation` sink; bounded, least recently used first out.
- * A miss is never an error: the model activity then queries the workflow.
+ * A miss is never an error: the model activity then queries the run.
  */
 export class ConversationCache {
   private readonly runs = new Map<string, Message[]>();
@@ -20,6 +20,14 @@ export class ConversationCache {
     }
     known.splice(start, messages.length, ...messages);
     this.set(run, known);
+  }
+
+  /** A run continued as new: the conversation of its earlier execution is the new one's. */
+  rename(from: string, to: string): void {
+    const known = this.runs.get(from);
+    if (!known) return;
+    this.runs.delete(from);
+    this.set(to, known);
   }
 
   /** The first `count` messages of a run, if all are here. */

@@ -1,16 +1,24 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ToolDefinition } from '../core/define.js';
+import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';
+import { callProblem } from '../core/tool-pipeline.js';
 import type { ToolCallInput } from '../workflows/activity-types.js';
 import type { AgentRegistry } from './registry.js';
 
+/** How often keel heartbeats for a running tool (Temporal sends at most one per 80 % of the timeout). */
+const HEARTBEAT_EVERY_MS = 1_000;
+/** After a cancel, how long a tool may take to stop before the call is reported cancelled anyway. */
+export const CANCEL_GRACE_MS = 5_000;
+
 /**
- * Runs one tool call. Whatever goes wrong that the model can fix (unknown tool, bad arguments,
- * a throwing tool) becomes an error result the model sees; only a tool with a retry setting
- * has its failures retried by Temporal, until its last attempt.
+ * Runs one tool call: checks the arguments against the tool's zod schema, runs the tool while
+ * heartbeating for it, bounds its result. Whatever goes wrong that the model can fix (bad
+ * arguments, a throwing tool) becomes an error result the model sees; only a tool with a retry
+ * setting has its failures retried by Temporal, until its last attempt.
  */
 export function createToolCall(registry: AgentRegistry) {
-  return async function toolCall({ agent: agentName, call }: ToolCallInput): Promise<ToolResultMessage> {
+  return async function toolCall({ agent: agentName, turn, call, context }: ToolCallInput): Promise<ToolResultMessage> {
     const agent = registry.get(agentName);
     const result = (content: string, isError = false): ToolResultMessage => ({
       role: 'tool',
@@ -20,21 +28,11 @@ export function createToolCall(registry: AgentRegistry) {
       ...(isError && { isError }),
     });
 
-    const tool = agent.tools.get(call.name);
-    if (!tool) {
-      const known = [...agent.tools.keys()];
-      return result(
-        `Error: there is no tool named "${call.name}". Available tools: ${known.length ? known.join(', ') : 'none'}.`,
-        true,
-      );
-    }
-
-    let args: unknown;
-    try {
-      args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
-    } catch (err) {
-      return result(`Error: the arguments for ${call.name} are not valid JSON (${(err as Error).message}). Send a JSON object that matches the tool's schema.`, true);
-    }
+    // The workflow checks these first; runs recorded before it did still send them here.
+    const problem = callProblem(agent.spec, call);
+    if (problem) return result(problem, true);
+    const tool = agent.tools.get(call.name)!;
+    const args: unknown = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
@@ -42,23 +40,55 @@ export function createToolCall(registry: AgentRegistry) {
     }
 
     const ctx = Context.current();
+    const execution = ctx.info.workflowExecution;
+    let value: unknown;
     try {
-      const value = await tool.execute(parsed.data, {
-        agent: agent.name,
-        runId: ctx.info.workflowExecution?.workflowId ?? '',
-        callId: call.id,
-        signal: ctx.cancellationSignal,
-        heartbeat: (details) => ctx.heartbeat(details),
-      });
-      return result(typeof value === 'string' ? value : JSON.stringify(value ?? null));
+      value = await runWithHeartbeats(ctx, () =>
+        tool.execute(parsed.data, {
+          agent: agent.name,
+          workflowId: execution?.workflowId ?? '',
+          runId: execution?.runId ?? '',
+          turn,
+          callId: call.id,
+          context,
+          signal: ctx.cancellationSignal,
+          heartbeat: (details) => ctx.heartbeat(details),
+        }),
+      );
     } catch (err) {
-      if (ctx.cancellationSignal.aborted) throw err;
+      if (err instanceof CancelledFailure) throw err;
+      // The tool stopped on the abort signal: the call was cancelled, not failed.
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`${call.name} stopped when the call was cancelled`);
       if (willRetry(tool, ctx.info.attempt)) {
         throw ApplicationFailure.retryable(`Tool ${call.name} failed: ${(err as Error)?.message ?? String(err)}`, 'KeelToolError');
       }
       return result(`Error: ${call.name} failed: ${(err as Error)?.message ?? String(err)}`, true);
     }
+    const text = typeof value === 'string' ? value : (JSON.stringify(value ?? null) ?? 'null');
+    const bounded = boundText(text, tool.spec.maxResultBytes ?? DEFAULT_TOOL_RESULT_BYTES, `${call.name} result`);
+    return { ...result(bounded.text), ...(bounded.truncatedFrom !== undefined && { truncatedFrom: bounded.truncatedFrom }) };
   };
+}
+
+/**
+ * Runs the tool, heartbeating for it while its promise is pending, so a lost worker is noticed
+ * within the heartbeat timeout and a cancel reaches the tool (Temporal delivers cancels on
+ * heartbeats). On a cancel the tool gets CANCEL_GRACE_MS to stop; then the call is cancelled.
+ */
+async function runWithHeartbeats<T>(ctx: Context, fn: () => T | Promise<T>): Promise<T> {
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  ctx.heartbeat();
+  try {
+    const work = Promise.resolve().then(fn);
+    const cancelled = ctx.cancelled.catch(async (reason: unknown) => {
+      // Give the tool its grace period to notice the abort signal and stop.
+      await Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, CANCEL_GRACE_MS))]);
+      throw reason instanceof CancelledFailure ? reason : new CancelledFailure('the tool call was cancelled');
+    });
+    return await Promise.race([work, cancelled]);
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 function willRetry(tool: ToolDefinition, attempt: number): boolean {

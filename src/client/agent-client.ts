@@ -14,27 +14,36 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import type { AgentDefinition } from '../core/define.js';
+import type { JsonValue } from '../core/json.js';
 import type { Message } from '../core/messages.js';
-import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunState, RunStatus } from '../core/run.js';
+import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunOverrides, RunState, RunStatus } from '../core/run.js';
 import {
   AGENT_RUN_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,
-  eventsQuery,
   statusQuery,
   statusSearchAttribute,
-  transcriptQuery,
 } from '../workflows/api.js';
 import { oneLine } from '../core/text.js';
 import { connect, type ConnectSettings } from './connection.js';
+import { readEvents, readMessages } from './run-chain.js';
 
 export interface StartOptions {
   /** Default: `<agent>-<short id>`. */
   workflowId?: string;
   taskQueue?: string;
+  /** Plain JSON the run's tools and instructions see (`ctx.context`); recorded with the run. */
+  context?: JsonValue;
+  /** This run's model (`provider:model`) or turn limit, instead of the agent's. */
+  model?: string;
+  maxTurns?: number;
   options?: RunOptions;
 }
+
+/** The output type of an agent: its zod schema's output, or the answer's text. */
+export type OutputOf<A> = A extends AgentDefinition<infer O> ? (O extends z.ZodType ? z.output<O> : string) : unknown;
 
 export interface AgentClientOptions {
   client: Client;
@@ -84,12 +93,26 @@ export class AgentClient {
     return new AgentClient({ client: new Client({ connection, namespace }), ...settings }, true);
   }
 
-  async start(agent: string | AgentDefinition, input: string, options: StartOptions = {}): Promise<RunHandle> {
+  /**
+   * Starts a run. Given the agent's definition (rather than its name), the handle's
+   * `result().output` has the type of the agent's output schema.
+   */
+  async start<A extends string | AgentDefinition>(agent: A, input: string, options: StartOptions = {}): Promise<RunHandle<OutputOf<A>>> {
     const name = typeof agent === 'string' ? agent : agent.name;
     if (!name) throw new Error('Name the agent to run.');
     if (typeof input !== 'string') throw new Error('The input of a run is a prompt string.');
     const workflowId = options.workflowId ?? `${name}-${randomUUID().slice(0, 8)}`;
-    const args: AgentRunInput = { agent: name, input, ...(options.options && { options: options.options }) };
+    const overrides: RunOverrides = {
+      ...(options.model !== undefined && { model: options.model }),
+      ...(options.maxTurns !== undefined && { maxTurns: options.maxTurns }),
+    };
+    const args: AgentRunInput = {
+      agent: name,
+      input,
+      ...(options.context !== undefined && { context: options.context }),
+      ...(Object.keys(overrides).length > 0 && { overrides }),
+      ...(options.options && { options: options.options }),
+    };
     try {
       await this.client.workflow.start(AGENT_RUN_WORKFLOW, {
         workflowId,
@@ -105,12 +128,12 @@ export class AgentClient {
     } catch (err) {
       throw explainStartFailure(err, this.client.options.namespace);
     }
-    return this.getHandle(workflowId);
+    return this.getHandle<OutputOf<A>>(workflowId);
   }
 
   /** The run with this workflow ID; it follows the run across continue-as-new. */
-  getHandle(workflowId: string): RunHandle {
-    return new RunHandle(this.client.workflow.getHandle(workflowId), this.uiUrl, this.client.options.namespace);
+  getHandle<O = unknown>(workflowId: string): RunHandle<O> {
+    return new RunHandle<O>(this.client.workflow.getHandle(workflowId), this.uiUrl, this.client.options.namespace);
   }
 
   /** Recent runs, newest first, from Temporal visibility. */
@@ -133,7 +156,7 @@ export class AgentClient {
   }
 }
 
-export class RunHandle {
+export class RunHandle<O = unknown> {
   constructor(
     readonly workflow: WorkflowHandle,
     private readonly uiBase: string,
@@ -150,9 +173,9 @@ export class RunHandle {
   }
 
   /** Waits for the end of the run (across continue-as-new); a failed run throws RunFailedError. */
-  async result(): Promise<AgentRunResult> {
+  async result(): Promise<AgentRunResult<O>> {
     try {
-      return (await this.workflow.result()) as AgentRunResult;
+      return (await this.workflow.result()) as AgentRunResult<O>;
     } catch (err) {
       if (err instanceof WorkflowFailedError) {
         const root = innermost(err);
@@ -171,13 +194,14 @@ export class RunHandle {
     return this.workflow.query(statusQuery);
   }
 
+  /** The whole conversation, across continue-as-new (read page by page). */
   transcript(): Promise<Message[]> {
-    return this.workflow.query(transcriptQuery);
+    return readMessages(this.workflow.client, this.workflowId, undefined);
   }
 
-  /** Events with `seq` greater than `after`. */
+  /** Events with `seq` greater than `after`, across continue-as-new. */
   events(options: { after?: number } = {}): Promise<RunEvent[]> {
-    return this.workflow.query(eventsQuery, options.after ?? 0);
+    return readEvents(this.workflow.client, this.workflowId, undefined, options.after ?? 0);
   }
 
   /**

@@ -20,6 +20,8 @@ export interface ModelSettings {
   timeoutMs?: number;
   /** Retries of the model turn activity. Default: 1 s initial, x2, at most 60 s apart, no attempt limit. */
   retry?: RetrySettings;
+  /** Heartbeat timeout of the model activity: a lost worker is noticed this soon. Default 10 s. */
+  heartbeatTimeoutMs?: number;
 }
 
 /** What the workflow and the model need to know about a tool; the code that runs it stays in the worker. */
@@ -34,6 +36,13 @@ export interface ToolSpec {
   timeoutMs?: number;
   /** Retries of a tool that throws. Without it a throwing tool returns an error result at once. */
   retry?: RetrySettings;
+  /**
+   * Heartbeat timeout of the tool activity, in milliseconds (default 10 s). keel heartbeats for
+   * the tool while it runs, so a lost worker is noticed this soon, and a cancel arrives.
+   */
+  heartbeatTimeoutMs?: number;
+  /** A longer result reaches the model cut to this many UTF-8 bytes, with a marker. Default 64 KB. */
+  maxResultBytes?: number;
 }
 
 /**

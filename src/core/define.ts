@@ -9,18 +9,40 @@ import {
   type RetrySettings,
   type ToolSpec,
 } from './agent-spec.js';
+import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
+
+/** The largest tool result a tool may allow itself: half of Temporal's 2 MB payload limit. */
+const MAX_RESULT_BYTES = 1024 * 1024;
 
 /** What a tool's `execute` gets besides its arguments. */
 export interface ToolContext {
+  /** The agent in charge of the run when the model asked for the call. */
   agent: string;
-  /** The run's workflow ID. */
+  /** The run's workflow ID: the same across continue-as-new. */
+  workflowId: string;
+  /** Temporal's run ID of the execution the call belongs to. */
   runId: string;
+  turn: number;
   callId: string;
-  /** Aborted when the tool activity is cancelled (the run was cancelled or timed out). */
+  /** The run's `context`, as given at start (plain JSON), or undefined. */
+  context: JsonValue | undefined;
+  /**
+   * Aborted when the tool activity is cancelled (the run was cancelled). Stop then: keel waits
+   * a few seconds for the tool to end before it reports the call cancelled.
+   */
   signal: AbortSignal;
-  /** Tell Temporal the tool is alive, for long tools with a heartbeat timeout. */
+  /**
+   * keel heartbeats for the tool while it runs; call this only to record progress details
+   * (a retried attempt reads them back from Temporal).
+   */
   heartbeat(details?: unknown): void;
+}
+
+/** What instructions given as a function get: evaluated once, at the start of a run, and recorded. */
+export interface InstructionsContext {
+  agent: string;
+  context: JsonValue | undefined;
 }
 
 export interface ToolOptions<S extends z.ZodType> {
@@ -32,6 +54,10 @@ export interface ToolOptions<S extends z.ZodType> {
   /** One attempt's limit: milliseconds or a string such as '30s' or '5 minutes'. Default 60 s. */
   timeout?: Duration;
   retry?: RetrySettings;
+  /** How soon a lost worker (or a cancel) is noticed while the tool runs. Default 10 s. */
+  heartbeatTimeout?: Duration;
+  /** A longer result reaches the model cut to this many UTF-8 bytes, with a marker. Default 64 KB, at most 1 MB. */
+  maxResultBytes?: number;
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolOptions<S> {
@@ -57,14 +83,32 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
       readOnly: options.readOnly ?? false,
       ...(options.timeout !== undefined && { timeoutMs: durationMs(options.timeout, `tool "${options.name}": timeout`) }),
       ...(options.retry !== undefined && { retry: options.retry }),
+      ...(options.heartbeatTimeout !== undefined && {
+        heartbeatTimeoutMs: durationMs(options.heartbeatTimeout, `tool "${options.name}": heartbeatTimeout`),
+      }),
+      ...(options.maxResultBytes !== undefined && { maxResultBytes: resultLimit(options) }),
     },
   };
+}
+
+function resultLimit(options: { name: string; maxResultBytes?: number }): number {
+  const n = options.maxResultBytes;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1024 || n > MAX_RESULT_BYTES) {
+    throw new Error(
+      `Tool "${options.name}": maxResultBytes must be a whole number from 1024 to ${MAX_RESULT_BYTES} (1 MB), got ${n}.`,
+    );
+  }
+  return n;
 }
 
 export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | undefined> {
   name: string;
   description?: string;
-  instructions: string;
+  /**
+   * The system prompt; or a function of the run's context, evaluated once in an activity at the
+   * start of each run and recorded, so the run keeps it whatever the code says later.
+   */
+  instructions: string | ((ctx: InstructionsContext) => string | Promise<string>);
   model: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of any argument type
   tools?: ToolDefinition<any>[];
@@ -82,6 +126,8 @@ export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | u
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly tools: ReadonlyMap<string, ToolDefinition<any>>;
   readonly output?: O;
+  /** Instructions given as a function; `spec.instructions` is then empty until a run evaluates it. */
+  readonly instructions?: (ctx: InstructionsContext) => string | Promise<string>;
 }
 
 const AGENT_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
@@ -112,10 +158,11 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
     name: options.name,
     tools,
     output: options.output,
+    ...(typeof options.instructions === 'function' && { instructions: options.instructions }),
     spec: {
       name: options.name,
       description: options.description ?? '',
-      instructions: options.instructions,
+      instructions: typeof options.instructions === 'string' ? options.instructions : '',
       model: options.model,
       tools: [...tools.values()].map((t) => t.spec),
       maxTurns,

@@ -13,6 +13,8 @@ export const ErrorTypes = {
   InvalidOutput: 'KeelInvalidOutput',
   /** A bad configuration: an unknown provider, a missing API key. */
   Config: 'KeelConfigError',
+  /** The run's input is not what agentRun takes (a missing agent name, a bad override). */
+  InvalidInput: 'KeelInvalidInput',
 } as const;
 
 /**

@@ -28,6 +28,8 @@ export interface ToolResultMessage {
   content: string;
   /** True when the call failed (bad arguments, unknown tool, the tool threw, denied): the model sees an error. */
   isError?: boolean;
+  /** The tool's result was longer than its limit and cut (with a marker): its size before, in bytes. */
+  truncatedFrom?: number;
 }
 
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;

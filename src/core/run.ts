@@ -1,4 +1,5 @@
 import type { AgentSpec } from './agent-spec.js';
+import type { JsonValue } from './json.js';
 import type { Message, ToolCall } from './messages.js';
 import type { Usage } from './usage.js';
 
@@ -13,9 +14,22 @@ export interface AgentRunInput {
   agent: string;
   /** The user's prompt. */
   input: string;
+  /**
+   * Plain JSON the run's tools (`ctx.context`) and instructions (when a function) see: the
+   * run's dependencies, such as a user or tenant ID. Recorded in the run's input.
+   */
+  context?: JsonValue;
+  /** Per-run changes to the agent, recorded in the run's spec. */
+  overrides?: RunOverrides;
   options?: RunOptions;
-  /** Set by the workflow itself when it continues as new; never by a caller. */
+  /** Set by the workflow itself when it continues as new; rejected from any other caller. */
   continued?: ContinuedState;
+}
+
+export interface RunOverrides {
+  /** `provider:model`, instead of the agent's. */
+  model?: string;
+  maxTurns?: number;
 }
 
 export interface RunOptions {
@@ -23,22 +37,33 @@ export interface RunOptions {
   continueAsNewAfterEvents?: number;
 }
 
-/** What a run carries into its next execution when it continues as new. */
+/**
+ * What a run carries into its next execution when it continues as new: references and
+ * counters, never the conversation or the event log (they stay readable in the earlier
+ * executions, which the queries' pages point to), so it stays small however long the run.
+ */
 export interface ContinuedState {
-  /** The spec the run started with: one run, one spec, across its whole chain. */
-  spec: AgentSpec;
-  messages: Message[];
-  events: RunEvent[];
+  /** The agent in charge, and every spec the run recorded: one run, one spec per agent. */
+  agent: string;
+  specs: AgentSpec[];
+  context?: JsonValue;
+  /** Messages and events the earlier executions hold. */
+  messages: number;
+  lastSeq: number;
   turns: number;
   usage: Usage;
   outputAttempts: number;
+  /** The last answer so far, for a run that then stops at its turn limit. */
+  lastAnswer: string | null;
+  /** An answer cut off at the token limit that the model is continuing. */
+  partialAnswer?: string;
 }
 
 /** Result of the `agentRun` workflow. */
-export interface AgentRunResult {
+export interface AgentRunResult<O = unknown> {
   status: Extract<RunStatus, 'completed' | 'max_turns'>;
   /** The final answer: text, or the parsed structured output when the agent has an output schema. */
-  output: unknown;
+  output: O;
   usage: Usage;
   turns: number;
   agent: string;
@@ -46,14 +71,36 @@ export interface AgentRunResult {
 
 /** Answer of the `status` query. */
 export interface RunState {
+  /** The agent in charge. */
   agent: string;
   status: RunStatus;
   turns: number;
   usage: Usage;
-  /** Number of messages in the transcript. */
+  /** Number of messages in the transcript (across continue-as-new). */
   messages: number;
   /** Sequence number of the last event. */
   lastSeq: number;
+}
+
+/** Answer of the `transcript` query: a bounded page of the messages this execution holds. */
+export interface TranscriptPage {
+  /** Index of `messages[0]` in the whole transcript. */
+  from: number;
+  messages: Message[];
+  /** Messages in the whole transcript. */
+  total: number;
+  /** Messages before this index are held by the execution `previousRunId` (continue-as-new). */
+  firstHeld: number;
+  previousRunId?: string;
+}
+
+/** Answer of the `events` query: a bounded page of the events this execution holds. */
+export interface EventPage {
+  events: RunEvent[];
+  /** Events before this `seq` are held by the execution `previousRunId` (continue-as-new). */
+  firstSeq: number;
+  lastSeq: number;
+  previousRunId?: string;
 }
 
 interface EventBase {
@@ -64,16 +111,36 @@ interface EventBase {
 
 /**
  * One entry of a run's event log. The log is workflow state, exposed by the `events` query:
- * it costs no history events. CLI, tests and benchmarks all read it.
+ * it costs no history events. CLI, tests and benchmarks all read it. Long texts are previews:
+ * the transcript has them whole.
  */
 export type RunEvent = EventBase &
   (
     | { type: 'run.started'; agent: string; model: string; input: string }
-    | { type: 'turn.started'; turn: number }
-    | { type: 'turn.finished'; turn: number; text: string; toolCalls: ToolCall[]; usage: Usage }
+    | { type: 'turn.started'; turn: number; agent: string }
+    | {
+        type: 'turn.finished';
+        turn: number;
+        text: string;
+        toolCalls: ToolCall[];
+        usage: Usage;
+        /** The answer stopped at the token limit. */
+        truncated?: boolean;
+      }
     | { type: 'tool.requested'; turn: number; callId: string; tool: string; arguments: string }
     | { type: 'tool.started'; turn: number; callId: string; tool: string }
-    | { type: 'tool.finished'; turn: number; callId: string; tool: string; result: string; isError: boolean }
+    | {
+        type: 'tool.finished';
+        turn: number;
+        callId: string;
+        tool: string;
+        result: string;
+        isError: boolean;
+        /** The result was cut to the tool's limit; its size before, in bytes. */
+        truncatedFrom?: number;
+        /** The pipeline stage that produced the result, when it was not the tool (`validate`, ...). */
+        stage?: string;
+      }
     | { type: 'output.invalid'; turn: number; error: string; attempt: number }
     | { type: 'run.continued'; turns: number }
     | { type: 'run.finished'; status: RunStatus; output?: unknown; error?: string }

@@ -1,14 +1,32 @@
-/** Inputs and outputs of the activities the agent loop schedules. Plain JSON. */
+/**
+ * The contract between the workflow and its activities: names, inputs and outputs, plain JSON.
+ * Both sides import it; nothing else lives here.
+ */
 import type { AgentSpec } from '../core/agent-spec.js';
+import type { JsonValue } from '../core/json.js';
 import type { AssistantMessage, ToolCall, ToolResultMessage } from '../core/messages.js';
 import type { StopReason } from '../core/model.js';
+import type { RunOverrides } from '../core/run.js';
 import type { Usage } from '../core/usage.js';
 
+export interface ResolveAgentInput {
+  agent: string;
+  context?: JsonValue;
+  overrides?: RunOverrides;
+}
+
 export interface ModelTurnInput {
+  /** The agent in charge. */
   agent: string;
   turn: number;
   /** The model sees the run's first `messageCount` messages; it reads them from the worker's cache. */
   messageCount: number;
+  /**
+   * Fingerprint of the spec the run recorded for this agent (`specHash`). A worker whose own
+   * agent differs asks the run for the recorded spec, so the model sees what the run recorded.
+   * Absent in runs recorded before it existed.
+   */
+  spec?: string;
 }
 
 export type OutputCheck = { valid: true; value: unknown } | { valid: false; error: string };
@@ -19,16 +37,21 @@ export interface ModelTurnResult {
   stopReason: StopReason;
   /** For an agent with an output schema, a final answer checked against it. */
   output?: OutputCheck;
+  /** The answer stopped at the token limit (and may be incomplete). */
+  truncated?: boolean;
 }
 
 export interface ToolCallInput {
   agent: string;
   turn: number;
   call: ToolCall;
+  /** The run's context, when it has one. */
+  context?: JsonValue;
 }
 
 export interface AgentActivities {
-  resolveAgent(name: string): Promise<AgentSpec>;
+  /** The agent's spec for a run: overrides applied, instructions evaluated. A string is a name (older runs). */
+  resolveAgent(input: ResolveAgentInput | string): Promise<AgentSpec>;
   modelTurn(input: ModelTurnInput): Promise<ModelTurnResult>;
   toolCall(input: ToolCallInput): Promise<ToolResultMessage>;
 }

@@ -1,46 +1,45 @@
 /**
- * The agent loop: one workflow per run. Model turns and tool calls are activities; the
- * conversation and the event log are workflow state, exposed by queries.
+ * The agent loop: one workflow per run. Each turn (src/workflows/turn.ts) is a model call and
+ * the tool calls it asks for, all activities; the conversation and the event log are workflow
+ * state, exposed by queries.
  */
 import {
   ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  ContinueAsNew,
   allHandlersFinished,
   condition,
   continueAsNew,
   isCancellation,
   proxyLocalActivities,
-  proxySinks,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AgentSpec } from '../core/agent-spec.js';
 import { ErrorTypes } from '../core/errors.js';
-import { EventLog } from '../core/event-log.js';
-import { userMessage, type Message, type ToolResultMessage } from '../core/messages.js';
-import type {
-  AgentRunInput,
-  AgentRunResult,
-  ContinuedState,
-  NewRunEvent,
-  RunState,
-  RunStatus,
-} from '../core/run.js';
-import { addUsage, zeroUsage, type Usage } from '../core/usage.js';
-import type { AgentActivities, ModelTurnResult } from './activity-types.js';
+import { CONTEXT_BYTES, preview, utf8Bytes } from '../core/limits.js';
+import { userMessage } from '../core/messages.js';
+import type { AgentRunInput, AgentRunResult, RunStatus } from '../core/run.js';
+import { zeroUsage } from '../core/usage.js';
+import type { AgentActivities } from './activity-types.js';
 import {
   agentSearchAttribute,
   eventsQuery,
+  specQuery,
   statusQuery,
   statusSearchAttribute,
   transcriptQuery,
-  type KeelSinks,
+  workerProblemSignal,
 } from './api.js';
-import { modelActivity, runToolCalls } from './scheduling.js';
+import { Run } from './run-state.js';
+import { runTurn } from './turn.js';
 
 /** Continue as new past this many history events, well before Temporal's limits. */
 const DEFAULT_CONTINUE_AS_NEW_EVENTS = 10_000;
+/** ... or past this many bytes of history (Temporal's hard limit is 50 MB). */
+const CONTINUE_AS_NEW_BYTES = 10 * 1024 * 1024;
 
 const { resolveAgent } = proxyLocalActivities<AgentActivities>({
   startToCloseTimeout: '10s',
@@ -48,195 +47,94 @@ const { resolveAgent } = proxyLocalActivities<AgentActivities>({
   summary: 'resolve agent',
 });
 
-const { conversation } = proxySinks<KeelSinks>();
-
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   let run: Run | undefined;
   // Queries are answered from the first workflow task on, also while the agent is resolved.
-  registerQueries(input, () => run);
+  registerHandlers(input, () => run);
   try {
     checkInput(input);
-    const spec = input.continued?.spec ?? (await resolveAgent(input.agent));
-    run = new Run(spec, input.continued);
-    if (!input.continued) {
-      run.emit({ type: 'run.started', agent: spec.name, model: spec.model, input: input.input });
+    if (input.continued) {
+      run = Run.resume(input.continued);
+    } else {
+      const spec = await resolveAgent({
+        agent: input.agent,
+        ...(input.context !== undefined && { context: input.context }),
+        ...(input.overrides && { overrides: input.overrides }),
+      });
+      run = Run.start(spec, input.context);
+      run.emit({ type: 'run.started', agent: spec.name, model: spec.model, input: preview(input.input) });
       run.append([userMessage(input.input)]);
     }
     // A run started by a client that did not set the search attributes (for example the
     // `temporal` CLI) sets them itself, once.
     if (workflowInfo().typedSearchAttributes.get(statusSearchAttribute) !== 'running') {
       upsertSearchAttributes([
-        { key: agentSearchAttribute, value: spec.name },
+        { key: agentSearchAttribute, value: run.agent.name },
         { key: statusSearchAttribute, value: 'running' },
       ]);
     }
-    return await run.loop(input);
+    return await loop(run, input);
   } catch (err) {
-    const status = isCancellation(err) ? 'cancelled' : 'failed';
-    if (run) run.end(status, undefined, status === 'failed' ? innermost(err).message : undefined);
+    // Continuing as new is how a long run goes on, not an end.
+    if (err instanceof ContinueAsNew) throw err;
+    // A cancelled run is cancelled, whatever its activities ended with while they stopped.
+    const cancelled = isCancellation(err) || CancellationScope.current().consideredCancelled;
+    const status = cancelled ? 'cancelled' : 'failed';
+    if (run) end(run, status, undefined, status === 'failed' ? innermost(err).message : undefined);
     else upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
-    throw status === 'cancelled' ? err : asRunFailure(err);
+    if (!cancelled) throw asRunFailure(err);
+    throw isCancellation(err) ? err : new CancelledFailure('The run was cancelled.', [], err instanceof Error ? err : undefined);
   }
 }
 
-class Run {
-  readonly messages: Message[];
-  readonly log: EventLog;
-  turns: number;
-  usage: Usage;
-  outputAttempts: number;
-  status: RunStatus = 'running';
-
-  constructor(
-    readonly spec: AgentSpec,
-    carried?: ContinuedState,
-  ) {
-    this.messages = carried ? [...carried.messages] : [];
-    this.log = new EventLog(carried?.events);
-    this.turns = carried?.turns ?? 0;
-    this.usage = carried?.usage ?? zeroUsage();
-    this.outputAttempts = carried?.outputAttempts ?? 0;
-    if (carried) conversation.append(0, this.messages);
-  }
-
-  state(): RunState {
-    return {
-      agent: this.spec.name,
-      status: this.status,
-      turns: this.turns,
-      usage: this.usage,
-      messages: this.messages.length,
-      lastSeq: this.log.lastSeq,
-    };
-  }
-
-  emit(event: NewRunEvent): void {
-    this.log.append(event, new Date());
-  }
-
-  append(messages: Message[]): void {
-    const start = this.messages.length;
-    this.messages.push(...messages);
-    conversation.append(start, messages);
-  }
-
-  async loop(input: AgentRunInput): Promise<AgentRunResult> {
-    for (;;) {
-      if (this.turns >= this.spec.maxTurns) {
-        return this.finish('max_turns', lastAssistantText(this.messages));
-      }
-      if (shouldContinueAsNew(input)) {
-        await condition(allHandlersFinished);
-        this.emit({ type: 'run.continued', turns: this.turns });
-        const carried: ContinuedState = {
-          spec: this.spec,
-          messages: this.messages,
-          events: this.log.all(),
-          turns: this.turns,
-          usage: this.usage,
-          outputAttempts: this.outputAttempts,
-        };
-        return await continueAsNew<typeof agentRun>({ ...input, continued: carried });
-      }
-
-      const turn = ++this.turns;
-      this.emit({ type: 'turn.started', turn });
-      // What the UI shows as the run's current details (served by a query: no history events).
-      setCurrentDetails(`turn ${turn} of at most ${this.spec.maxTurns}: waiting for ${this.spec.model}`);
-      const result = await modelActivity(this.spec, turn).modelTurn({
-        agent: this.spec.name,
-        turn,
-        messageCount: this.messages.length,
-      });
-      this.usage = addUsage(this.usage, result.usage);
-      this.append([result.message]);
-      const toolCalls = result.message.toolCalls ?? [];
-      this.emit({ type: 'turn.finished', turn, text: result.message.content, toolCalls, usage: result.usage });
-
-      if (toolCalls.length === 0) {
-        const done = this.finalAnswer(turn, result);
-        if (done) return done;
-        continue;
-      }
-
-      for (const call of toolCalls) {
-        this.emit({ type: 'tool.requested', turn, callId: call.id, tool: call.name, arguments: call.arguments });
-      }
-      setCurrentDetails(`turn ${turn}: running ${toolCalls.map((c) => c.name).join(', ')}`);
-      const results = await runToolCalls(this.spec, turn, toolCalls, {
-        started: (call) => this.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name }),
-        finished: (r) =>
-          this.emit({
-            type: 'tool.finished',
-            turn,
-            callId: r.toolCallId,
-            tool: r.toolName,
-            result: r.content,
-            isError: r.isError ?? false,
-          }),
-      });
-      this.append(results);
-
-      const stop = results.find((r) => !r.isError && this.spec.stopAtTools.includes(r.toolName));
-      if (stop) return this.finish('completed', toolOutput(stop));
+async function loop(run: Run, input: AgentRunInput): Promise<AgentRunResult> {
+  for (;;) {
+    if (run.turns >= run.agent.maxTurns) return finish(run, 'max_turns', run.lastAnswer);
+    if (shouldContinueAsNew(input)) {
+      await condition(allHandlersFinished);
+      run.emit({ type: 'run.continued', turns: run.turns });
+      return await continueAsNew<typeof agentRun>({ ...input, continued: run.carry() });
     }
-  }
-
-  /** A turn without tool calls: the final answer, checked against the output schema if any. */
-  private finalAnswer(turn: number, result: ModelTurnResult): AgentRunResult | undefined {
-    if (!this.spec.outputSchema) return this.finish('completed', result.message.content);
-    const check = result.output;
-    if (check?.valid) return this.finish('completed', check.value);
-    const error = check?.error ?? 'the model answered, but the worker did not check the answer';
-    this.outputAttempts++;
-    this.emit({ type: 'output.invalid', turn, error, attempt: this.outputAttempts });
-    if (this.outputAttempts > this.spec.outputRetries) {
-      throw ApplicationFailure.create({
-        type: ErrorTypes.InvalidOutput,
-        nonRetryable: true,
-        message:
-          `Agent "${this.spec.name}" gave no valid structured output after ${this.outputAttempts} attempts; ` +
-          `last error: ${error}. Check the agent's instructions and output schema, or raise outputRetries.`,
-      });
-    }
-    this.append([
-      userMessage(
-        `Your answer does not match the required output schema: ${error}\n` +
-          'Answer again with only a JSON value that matches the schema.',
-      ),
-    ]);
-    return undefined;
-  }
-
-  /** The run's result: it completed, or stopped at its turn limit. */
-  finish(status: AgentRunResult['status'], output: unknown): AgentRunResult {
-    this.end(status, output);
-    return { status, output: output ?? null, usage: this.usage, turns: this.turns, agent: this.spec.name };
-  }
-
-  /** Records the end of the run: its status (one search attribute upsert) and the last event. */
-  end(status: RunStatus, output?: unknown, error?: string): void {
-    this.status = status;
-    setCurrentDetails(`${status.replace('_', ' ')} after ${this.turns} ${this.turns === 1 ? 'turn' : 'turns'}`);
-    upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
-    this.emit({
-      type: 'run.finished',
-      status,
-      ...(output !== undefined && { output }),
-      ...(error !== undefined && { error }),
-    });
+    const outcome = await runTurn(run);
+    if (outcome.done) return finish(run, outcome.status, outcome.output);
   }
 }
 
-function registerQueries(input: AgentRunInput, current: () => Run | undefined): void {
-  setHandler(statusQuery, (): RunState => {
+/** The run's result: it completed, or stopped at its turn limit. */
+function finish(run: Run, status: AgentRunResult['status'], output: unknown): AgentRunResult {
+  end(run, status, output);
+  return { status, output: output ?? null, usage: run.usage, turns: run.turns, agent: run.agent.name };
+}
+
+/** Records the end of the run: its status (one search attribute upsert) and the last event. */
+function end(run: Run, status: RunStatus, output?: unknown, error?: string): void {
+  run.status = status;
+  setCurrentDetails(`${status.replace('_', ' ')} after ${run.turns} ${run.turns === 1 ? 'turn' : 'turns'}`);
+  upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
+  run.emit({
+    type: 'run.finished',
+    status,
+    ...(output !== undefined && { output }),
+    ...(error !== undefined && { error }),
+  });
+}
+
+function registerHandlers(input: AgentRunInput, current: () => Run | undefined): void {
+  setHandler(statusQuery, () => {
     const run = current();
     if (run) return run.state();
     const agent = typeof input?.agent === 'string' ? input.agent : '';
     return { agent, status: 'running', turns: 0, usage: zeroUsage(), messages: 0, lastSeq: 0 };
   });
-  setHandler(transcriptQuery, (range) => current()?.messages.slice(range?.from ?? 0, range?.to) ?? []);
-  setHandler(eventsQuery, (after) => current()?.log.after(after ?? 0) ?? []);
+  setHandler(transcriptQuery, (range) => current()?.transcriptPage(range) ?? { from: 0, messages: [], total: 0, firstHeld: 0 });
+  setHandler(eventsQuery, (after) => current()?.eventPage(after) ?? { events: [], firstSeq: 1, lastSeq: 0 });
+  setHandler(specQuery, (hash) => current()?.spec(hash) ?? null);
+  setHandler(workerProblemSignal, (problem) => {
+    const run = current();
+    if (!run || run.status !== 'running') return;
+    // Shown until the next turn or tool sets the details again: the run waits for a fixed worker.
+    setCurrentDetails(`turn ${run.turns}: waiting for a worker that can go on. ${problem.message}`);
+  });
 }
 
 function checkInput(input: AgentRunInput): void {
@@ -246,10 +144,17 @@ function checkInput(input: AgentRunInput): void {
   } else {
     if (typeof input.agent !== 'string' || input.agent === '') problems.push('"agent" must be a non-empty string');
     if (typeof input.input !== 'string') problems.push('"input" must be a string (the prompt)');
+    // Only the workflow itself continues a run; a caller cannot hand it a state.
+    if (input.continued !== undefined && !workflowInfo().continuedFromExecutionRunId) {
+      problems.push('"continued" is set by keel when a run continues as new, never by a caller');
+    }
+    if (input.context !== undefined && utf8Bytes(JSON.stringify(input.context) ?? '') > CONTEXT_BYTES) {
+      problems.push(`"context" must be at most ${CONTEXT_BYTES / 1024} KB of JSON (pass references, such as IDs, not data)`);
+    }
   }
   if (problems.length > 0) {
     throw ApplicationFailure.create({
-      type: 'KeelInvalidInput',
+      type: ErrorTypes.InvalidInput,
       nonRetryable: true,
       message: `Invalid agentRun input: ${problems.join('; ')}. Expected {"agent": "<name>", "input": "<prompt>"}.`,
     });
@@ -259,24 +164,7 @@ function checkInput(input: AgentRunInput): void {
 function shouldContinueAsNew(input: AgentRunInput): boolean {
   const info = workflowInfo();
   const limit = input.options?.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_EVENTS;
-  return info.continueAsNewSuggested || info.historyLength >= limit;
-}
-
-function lastAssistantText(messages: Message[]): string | null {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m?.role === 'assistant' && m.content) return m.content;
-  }
-  return null;
-}
-
-/** A tool that stops the run gives its result as the output: parsed when it is JSON. */
-function toolOutput(result: ToolResultMessage): unknown {
-  try {
-    return JSON.parse(result.content);
-  } catch {
-    return result.content;
-  }
+  return info.continueAsNewSuggested || info.historyLength >= limit || info.historySize >= CONTINUE_AS_NEW_BYTES;
 }
 
 /** The innermost failure, which is the one that says what went wrong. */

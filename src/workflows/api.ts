@@ -1,11 +1,12 @@
 /**
  * The run's interface, defined once and shared by the workflow and its clients: workflow type,
- * queries, sinks, search attributes. Only definitions live here, so a client can import it.
+ * queries, signals, sinks, search attributes. Only definitions live here, so a client can import it.
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
-import { defineQuery, type Sinks } from '@temporalio/workflow';
+import { defineQuery, defineSignal, type Sinks } from '@temporalio/workflow';
+import type { AgentSpec } from '../core/agent-spec.js';
 import type { Message } from '../core/messages.js';
-import type { RunEvent, RunState } from '../core/run.js';
+import type { EventPage, RunState, TranscriptPage } from '../core/run.js';
 
 /** The workflow type name: `temporal workflow start --type agentRun ...` */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -18,9 +19,19 @@ export interface TranscriptRange {
 }
 
 export const statusQuery = defineQuery<RunState>('status');
-export const transcriptQuery = defineQuery<Message[], [TranscriptRange?]>('transcript');
-/** Events with `seq` greater than the argument (all events without one). */
-export const eventsQuery = defineQuery<RunEvent[], [number?]>('events');
+/** A bounded page of the messages in the range that this execution holds. */
+export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptRange?]>('transcript');
+/** A bounded page of the events with `seq` greater than the argument, of those this execution holds. */
+export const eventsQuery = defineQuery<EventPage, [number?]>('events');
+/** The spec the run recorded with this fingerprint (`specHash`), or null. */
+export const specQuery = defineQuery<AgentSpec | null, [string]>('spec');
+
+/** A worker meets a problem of its own (a missing API key): the run shows it while it waits for a fixed worker. */
+export interface WorkerProblem {
+  type: string;
+  message: string;
+}
+export const workerProblemSignal = defineSignal<[WorkerProblem]>('workerProblem');
 
 export const agentSearchAttribute = defineSearchAttributeKey('KeelAgent', 'KEYWORD');
 export const statusSearchAttribute = defineSearchAttributeKey('KeelStatus', 'KEYWORD');
@@ -33,5 +44,7 @@ export const statusSearchAttribute = defineSearchAttributeKey('KeelStatus', 'KEY
 export interface KeelSinks extends Sinks {
   conversation: {
     append(start: number, messages: Message[]): void;
+    /** The execution continues an earlier one of the same run: its messages are this one's. */
+    continued(previousRunId: string): void;
   };
 }

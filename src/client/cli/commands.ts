@@ -343,8 +343,8 @@ async function transcriptFromHistory(handle: RunHandle): Promise<Message[]> {
   const first = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
   if (first) {
     const input = defaultPayloadConverter.fromPayload<AgentRunInput>(first as Payload);
-    if (input.continued) messages.push(...input.continued.messages);
-    else messages.push({ role: 'user', content: input.input });
+    // A continued execution's input holds no messages: the earlier executions have them.
+    if (!input.continued) messages.push({ role: 'user', content: input.input });
   }
   for (const event of history.events ?? []) {
     const payload = event.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0];

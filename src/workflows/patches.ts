@@ -1,0 +1,9 @@
+/**
+ * The IDs of keel's `patched()` branches: each marks a change to the workflow's commands that
+ * runs recorded before it must not see (see "Changing agents and workflow code safely" in the
+ * README). A branch is removed, with `deprecatePatch`, once no run that predates it can be open.
+ */
+export const Patches = {
+  /** Unknown tools and unparseable arguments answered in the workflow, without a tool activity. */
+  ValidateInWorkflow: 'keel-validate-in-workflow',
+} as const;

@@ -1,0 +1,170 @@
+/**
+ * A run's state inside one execution of the workflow: the agent in charge and the specs it
+ * recorded, the messages and events this execution holds, counters. Exposed by queries and
+ * carried, small, across continue-as-new.
+ */
+import { proxySinks, workflowInfo } from '@temporalio/workflow';
+import type { AgentSpec } from '../core/agent-spec.js';
+import { EventLog } from '../core/event-log.js';
+import type { JsonValue } from '../core/json.js';
+import { pageWithin } from '../core/limits.js';
+import type { Message } from '../core/messages.js';
+import type { ContinuedState, EventPage, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import { specHash } from '../core/spec-hash.js';
+import { zeroUsage, type Usage } from '../core/usage.js';
+import type { KeelSinks, TranscriptRange } from './api.js';
+
+const { conversation } = proxySinks<KeelSinks>();
+
+/** ContinuedState as runs recorded it before continue-as-new stopped carrying everything. */
+interface ContinuedStateV1 {
+  spec: AgentSpec;
+  messages: Message[];
+  events: EventPage['events'];
+  turns: number;
+  usage: Usage;
+  outputAttempts: number;
+}
+
+export class Run {
+  /** The agent in charge: the one whose model answers the next turn. */
+  agent: AgentSpec;
+  private agentHash: string;
+  /** Every spec the run recorded, by fingerprint: what the model activity asks for. */
+  private readonly specs = new Map<string, AgentSpec>();
+  /** The messages this execution holds: `messages[i]` is message `firstMessage + i` of the run. */
+  private readonly messages: Message[];
+  readonly firstMessage: number;
+  readonly log: EventLog;
+  turns: number;
+  usage: Usage;
+  outputAttempts: number;
+  /** The last assistant text, the output of a run that stops at its turn limit. */
+  lastAnswer: string | null;
+  /** The pieces of an answer cut off at the token limit, while the model continues it. */
+  partialAnswer: string;
+  status: RunStatus = 'running';
+
+  private constructor(
+    agent: AgentSpec,
+    readonly context: JsonValue | undefined,
+    carried: Partial<ContinuedState> & { specs?: AgentSpec[] },
+    held: { messages?: Message[]; events?: EventPage['events'] } = {},
+  ) {
+    for (const spec of carried.specs ?? []) this.specs.set(specHash(spec), spec);
+    this.agent = agent;
+    this.agentHash = this.record(agent);
+    this.messages = held.messages ? [...held.messages] : [];
+    this.firstMessage = held.messages ? 0 : (carried.messages ?? 0);
+    this.log = new EventLog(held.events ?? [], carried.lastSeq ?? 0);
+    this.turns = carried.turns ?? 0;
+    this.usage = carried.usage ?? zeroUsage();
+    this.outputAttempts = carried.outputAttempts ?? 0;
+    this.lastAnswer = carried.lastAnswer ?? null;
+    this.partialAnswer = carried.partialAnswer ?? '';
+  }
+
+  static start(agent: AgentSpec, context: JsonValue | undefined): Run {
+    return new Run(agent, context, {});
+  }
+
+  /** The next execution of a run that continued as new. */
+  static resume(carried: ContinuedState | ContinuedStateV1): Run {
+    const previous = workflowInfo().continuedFromExecutionRunId;
+    if ('spec' in carried) {
+      // Recorded by an earlier version, which carried the whole conversation and log.
+      const { turns, usage, outputAttempts } = carried;
+      const run = new Run(carried.spec, undefined, { turns, usage, outputAttempts }, { messages: carried.messages, events: carried.events });
+      conversation.append(0, carried.messages);
+      return run;
+    }
+    const agent = carried.specs.find((s) => s.name === carried.agent) ?? carried.specs[0]!;
+    // The worker's cached conversation of the earlier execution is this one's.
+    if (previous) conversation.continued(previous);
+    return new Run(agent, carried.context, carried);
+  }
+
+  /** The fingerprint of the agent in charge's recorded spec. */
+  get specHash(): string {
+    return this.agentHash;
+  }
+
+  /** Hands the run to another agent (a handoff): its spec is recorded, the next turn is its. */
+  handOff(spec: AgentSpec): void {
+    this.agent = spec;
+    this.agentHash = this.record(spec);
+  }
+
+  spec(hash: string): AgentSpec | null {
+    return this.specs.get(hash) ?? null;
+  }
+
+  private record(spec: AgentSpec): string {
+    const hash = specHash(spec);
+    this.specs.set(hash, spec);
+    return hash;
+  }
+
+  get messageCount(): number {
+    return this.firstMessage + this.messages.length;
+  }
+
+  append(messages: Message[]): void {
+    const start = this.messageCount;
+    this.messages.push(...messages);
+    conversation.append(start, messages);
+  }
+
+  emit(event: NewRunEvent): void {
+    this.log.append(event, new Date());
+  }
+
+  state(): RunState {
+    return {
+      agent: this.agent.name,
+      status: this.status,
+      turns: this.turns,
+      usage: this.usage,
+      messages: this.messageCount,
+      lastSeq: this.log.lastSeq,
+    };
+  }
+
+  transcriptPage(range: TranscriptRange = {}): TranscriptPage {
+    const total = this.messageCount;
+    const from = Math.max(range.from ?? 0, this.firstMessage);
+    const to = Math.min(range.to ?? total, total);
+    const messages = pageWithin(this.messages.slice(from - this.firstMessage, Math.max(from, to) - this.firstMessage));
+    return { from, messages, total, firstHeld: this.firstMessage, ...previousRun() };
+  }
+
+  eventPage(after = 0): EventPage {
+    return {
+      events: pageWithin(this.log.after(after)),
+      firstSeq: this.log.firstSeq,
+      lastSeq: this.log.lastSeq,
+      ...previousRun(),
+    };
+  }
+
+  /** What the next execution needs: references and counters, not the conversation. */
+  carry(): ContinuedState {
+    return {
+      agent: this.agent.name,
+      specs: [...this.specs.values()],
+      ...(this.context !== undefined && { context: this.context }),
+      messages: this.messageCount,
+      lastSeq: this.log.lastSeq,
+      turns: this.turns,
+      usage: this.usage,
+      outputAttempts: this.outputAttempts,
+      lastAnswer: this.lastAnswer,
+      ...(this.partialAnswer !== '' && { partialAnswer: this.partialAnswer }),
+    };
+  }
+}
+
+function previousRun(): { previousRunId?: string } {
+  const previous = workflowInfo().continuedFromExecutionRunId;
+  return previous ? { previousRunId: previous } : {};
+}
