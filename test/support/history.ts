@@ -53,3 +53,10 @@ export function activityEvents(history: History): ActivityRecord[] {
 export function historyBytes(history: History): number {
   return proto.temporal.api.history.v1.History.encode(history as never).finish().length;
 }
+
+/** The history's event types in order, as the UI lists them (`ACTIVITY_TASK_CANCELED`, ...). */
+export function eventTypes(history: History): string[] {
+  return (history.events ?? []).map((e) => proto.temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType)).map((name) =>
+    name.replace(/^EVENT_TYPE_/, ''),
+  );
+}

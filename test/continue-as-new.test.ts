@@ -1,0 +1,91 @@
+/**
+ * A long run continues as new with a small state: its conversation and event log stay in the
+ * executions that hold them and are read through the chain. Continuing is no failure.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import { decode, historyOf } from './support/history.js';
+import { useKeel } from './support/keel.js';
+
+const BIG = 60 * 1024;
+
+const fetchPage = defineTool({
+  name: 'fetch_page',
+  description: 'Fetch a page of a big document.',
+  input: z.object({ n: z.number().int() }),
+  readOnly: true,
+  // Just under the default limit, so nothing is cut: the conversation itself is big.
+  execute: ({ n }) => `page ${n} `.padEnd(BIG - 100, `${n % 10}`),
+});
+
+const agents = [
+  defineAgent({ name: 'reader', instructions: 'Read every page.', model: 'openai:can-big', tools: [fetchPage], maxTurns: 80 }),
+];
+
+const t = useKeel(agents);
+
+describe('continue-as-new', () => {
+  it('continues a run whose conversation is over 3 MB, carrying a small state, and reads it back whole', async () => {
+    const PAGES = 56;
+    t.server.script('can-big', (request) => {
+      const done = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
+      return done < PAGES ? { toolCalls: [{ id: `p${done}`, name: 'fetch_page', arguments: { n: done } }] } : { text: `read ${done} pages` };
+    });
+    const run = await t.keel.client.start('reader', 'Read all pages.', { options: { continueAsNewAfterEvents: 60 } });
+    expect(await run.result()).toMatchObject({ status: 'completed', output: `read ${PAGES} pages`, turns: PAGES + 1 });
+
+    // The model saw the whole conversation on its last turn, across every execution.
+    const last = t.server.requests('can-big').at(-1)!.body.messages;
+    expect(last).toHaveLength(2 + 2 * PAGES);
+    expect(JSON.stringify(last).length).toBeGreaterThan(3 * 1024 * 1024);
+
+    // The client reads the whole transcript and every event through the chain.
+    const transcript = await run.transcript();
+    expect(transcript).toHaveLength(1 + 2 * PAGES + 1);
+    expect(transcript.filter((m) => m.role === 'tool').map((m) => m.content.split(' ')[1])).toEqual(
+      Array.from({ length: PAGES }, (_, n) => String(n)),
+    );
+    const events = await run.events();
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    const continued = events.filter((e) => e.type === 'run.continued').length;
+    expect(continued).toBeGreaterThanOrEqual(5);
+    expect(events.filter((e) => e.type === 'run.finished')).toEqual([expect.objectContaining({ status: 'completed' })]);
+    const tail = await run.events({ after: events.length - 3 });
+    expect(tail.map((e) => e.seq)).toEqual([events.length - 2, events.length - 1, events.length]);
+
+    // The latest execution started from a small state: no messages, no events.
+    const history = await historyOf(run);
+    const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+    const input = started.input!.payloads![0]!;
+    expect(input.data!.length).toBeLessThan(8 * 1024);
+    expect(decode(input)).toMatchObject({ continued: { messages: expect.any(Number), lastSeq: expect.any(Number) } });
+  });
+
+  it('records no failure for the executions that continued', async () => {
+    t.server.script('can-big', (request) => {
+      const done = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
+      return done < 8 ? { toolCalls: [{ id: `q${done}`, name: 'fetch_page', arguments: { n: done } }] } : { text: 'done' };
+    });
+    const run = await t.keel.client.start('reader', 'Read eight pages.', { options: { continueAsNewAfterEvents: 30 } });
+    await run.result();
+    const client = t.keel.env.client;
+    const query = `WorkflowId = '${run.workflowId}'`;
+    // Visibility is eventually consistent: wait until every execution of the chain is listed.
+    let executions: { status: string; keel: unknown }[] = [];
+    for (let i = 0; i < 50; i++) {
+      executions = [];
+      for await (const info of client.workflow.list({ query })) {
+        executions.push({ status: info.status.name, keel: info.searchAttributes?.KeelStatus?.[0] });
+      }
+      if (executions.length >= 3 && executions.some((e) => e.status === 'COMPLETED' && e.keel === 'completed')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const continuedAsNew = executions.filter((e) => e.status === 'CONTINUED_AS_NEW');
+    expect(continuedAsNew.length).toBeGreaterThanOrEqual(2);
+    expect(continuedAsNew.every((e) => e.keel === 'running')).toBe(true);
+    expect(executions.filter((e) => e.keel === 'failed')).toEqual([]);
+    // Nor does any execution's event log say it failed.
+    expect((await run.events()).filter((e) => e.type === 'run.finished').map((e) => 'status' in e && e.status)).toEqual(['completed']);
+  });
+});
