@@ -1,8 +1,9 @@
 /**
  * Replay guards determinism: histories of real runs must replay against the current workflow
- * code. Fresh histories are recorded here; a few are kept in test/fixtures/histories, so a change
- * that breaks the replay of runs recorded by an earlier version fails this test.
- * KEEL_RECORD_FIXTURES=1 writes the fresh ones there (only when the history format must change).
+ * code. Fresh histories are recorded here; a few are kept in test/fixtures/histories (this
+ * version's) and in its subfolders (earlier versions': v0.1/), so a change that breaks the replay
+ * of runs recorded by an earlier version fails this test. KEEL_RECORD_FIXTURES=1 writes the fresh
+ * ones (keep the earlier version's in a subfolder first: they are what guards running runs).
  */
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
@@ -93,12 +94,12 @@ describe('replay', () => {
     }
   });
 
-  it('replays the stored fixtures of earlier versions', async () => {
-    const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
+  it.each(['', 'v0.1/'])('replays the stored fixtures in histories/%s', async (folder) => {
+    const files = readdirSync(`${FIXTURES}${folder}`).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThanOrEqual(3);
     const histories = files.map((file) => ({
-      workflowId: file.replace(/\.json$/, ''),
-      history: historyFromJSON(JSON.parse(readFileSync(`${FIXTURES}${file}`, 'utf8'))),
+      workflowId: `${folder}${file.replace(/\.json$/, '')}`,
+      history: historyFromJSON(JSON.parse(readFileSync(`${FIXTURES}${folder}${file}`, 'utf8'))),
     }));
     expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
   });

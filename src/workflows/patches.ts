@@ -1,3 +1,5 @@
+import { patched } from '@temporalio/workflow';
+
 /**
  * The IDs of keel's `patched()` branches: each marks a change to the workflow's commands that
  * runs recorded before it must not see (see "Changing agents and workflow code safely" in the
@@ -7,3 +9,13 @@ export const Patches = {
   /** Unknown tools and unparseable arguments answered in the workflow, without a tool activity. */
   ValidateInWorkflow: 'keel-validate-in-workflow',
 } as const;
+
+export type Patch = (typeof Patches)[keyof typeof Patches];
+
+/**
+ * True in runs that take the patched branch: new runs, and runs whose history already has the
+ * patch's marker; false in runs recorded before it. All of keel's patches go through here.
+ */
+export function hasPatch(patch: Patch): boolean {
+  return patched(patch);
+}

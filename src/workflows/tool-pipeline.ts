@@ -4,7 +4,6 @@
  * Approval, permissions, hooks and guardrails are stages to add to `stagesFor`, not edits of
  * the loop.
  */
-import { patched } from '@temporalio/workflow';
 import { preview } from '../core/limits.js';
 import type { ToolCall, ToolResultMessage } from '../core/messages.js';
 import {
@@ -16,7 +15,7 @@ import {
   type ToolCallRequest,
   type ToolStage,
 } from '../core/tool-pipeline.js';
-import { Patches } from './patches.js';
+import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
 import { toolActivity } from './scheduling.js';
 
@@ -26,7 +25,7 @@ const validate: ToolStage = {
   async run(request, next) {
     const problem = callProblem(request.agent, request.call);
     // Runs recorded before this stage existed sent such calls to the tool activity.
-    if (problem === undefined || !patched(Patches.ValidateInWorkflow)) return next(request);
+    if (problem === undefined || !hasPatch(Patches.ValidateInWorkflow)) return next(request);
     return { result: errorResult(request.call, problem), stage: 'validate' };
   },
 };

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AgentClient } from '../../src/client/agent-client.js';
 import type { AgentDefinition } from '../../src/core/define.js';
 import type { ProvidersConfig } from '../../src/providers/index.js';
-import { createWorker, workflowsPath, type KeelWorker } from '../../src/worker.js';
+import { createWorker, workflowsPath, type CreateWorkerOptions, type KeelWorker } from '../../src/worker.js';
 import { afterAll, beforeAll } from 'vitest';
 import { startModelServer, type ModelServer } from './model-server.js';
 import { quietLogger } from './quiet-logger.js';
@@ -43,6 +43,7 @@ export async function startKeel(options: {
   agents: AgentDefinition[];
   providers?: ProvidersConfig;
   taskQueue?: string;
+  workerOptions?: CreateWorkerOptions['workerOptions'];
 }): Promise<Keel> {
   const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
   const taskQueue = options.taskQueue ?? `test-${randomUUID().slice(0, 8)}`;
@@ -53,6 +54,7 @@ export async function startKeel(options: {
     taskQueue,
     providers: options.providers,
     workflowBundle: await workflowBundle(),
+    ...(options.workerOptions && { workerOptions: options.workerOptions }),
   });
   const running = worker.run();
   const client = new AgentClient({ client: env.client, taskQueue });
