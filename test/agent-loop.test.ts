@@ -4,25 +4,38 @@ import { RunFailedError } from '../src/client/agent-client.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import type { Message } from '../src/core/messages.js';
 import { useKeel } from './support/keel.js';
-import { activityEvents, historyOf } from './support/history.js';
+import { activityEvents, eventTypes, historyOf } from './support/history.js';
 
 const FILES: Record<string, string> = {
   'README.md': '# Hello\nThis project says hello.',
   'src/main.ts': 'console.log("hello");',
 };
 
+/** When each tool call ran, as the tool itself saw it, by workflow ID. */
+const windows = new Map<string, { start: number; end: number }[]>();
+
+async function timed<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
+  const window = { start: performance.now(), end: Infinity };
+  windows.set(workflowId, [...(windows.get(workflowId) ?? []), window]);
+  try {
+    return await fn();
+  } finally {
+    window.end = performance.now();
+  }
+}
+
 const readFile = defineTool({
   name: 'read_file',
   description: 'Read a file of the project.',
   input: z.object({ path: z.string() }),
   readOnly: true,
-  execute: async ({ path }) => {
+  execute: ({ path }, ctx) => timed(ctx.workflowId, async () => {
     // Long enough that parallel calls overlap even on a busy machine.
     await new Promise((r) => setTimeout(r, 150));
     const text = FILES[path];
     if (text === undefined) throw new Error(`no such file: ${path}`);
     return text;
-  },
+  }),
 });
 
 const listDir = defineTool({
@@ -30,9 +43,34 @@ const listDir = defineTool({
   description: 'List the files of the project.',
   input: z.object({}),
   readOnly: true,
-  execute: async () => {
+  execute: (_args, ctx) => timed(ctx.workflowId, async () => {
     await new Promise((r) => setTimeout(r, 150));
     return Object.keys(FILES);
+  }),
+});
+
+/** A read-only tool that fails for good: its attempt times out, and it has no retries left. */
+const flaky = defineTool({
+  name: 'flaky',
+  description: 'Fails.',
+  input: z.object({}),
+  readOnly: true,
+  timeout: '1s',
+  retry: { maximumAttempts: 1 },
+  execute: () => new Promise(() => undefined),
+});
+
+/** A read-only sibling that takes a while and says when it is done. */
+const finished = new Set<string>();
+const slowSibling = defineTool({
+  name: 'slow_sibling',
+  description: 'Takes three seconds.',
+  input: z.object({}),
+  readOnly: true,
+  execute: async (_args, ctx) => {
+    await new Promise((r) => setTimeout(r, 3_000));
+    finished.add(ctx.workflowId);
+    return 'sibling done';
   },
 });
 
@@ -48,7 +86,7 @@ function coder(name: string, model: string, extra: Partial<Parameters<typeof def
     name,
     instructions: 'You read code and report.',
     model,
-    tools: [readFile, listDir, submit],
+    tools: [readFile, listDir, submit, flaky, slowSibling],
     maxTurns: 8,
     modelSettings: { retry: { initialInterval: '50ms', maximumInterval: '200ms' } },
     ...extra,
@@ -67,6 +105,7 @@ const agents = [
   coder('tool-errors', 'anthropic:loop-tool-errors'),
   coder('short', 'openai:loop-short', { maxTurns: 2 }),
   coder('submitter', 'openai:loop-stop', { stopAtTools: ['submit'] }),
+  coder('batch', 'openai:loop-batch'),
 ];
 
 const t = useKeel(agents);
@@ -117,13 +156,10 @@ describe.each([
     expect(third).toContain(api === 'openai' ? '"tool_call_id":"c3"' : '"tool_use_id":"c3"');
     expect(third).toContain('console.log(\\"hello\\")');
 
-    // Both tools of turn 1 started before either finished.
+    // The two tools of turn 1 ran at the same time: each started before the other ended.
+    const [first, second] = windows.get(run.workflowId)!;
+    expect(Math.max(first!.start, second!.start)).toBeLessThan(Math.min(first!.end, second!.end));
     const events = await run.events();
-    const turn1 = events.filter((e) => 'turn' in e && e.turn === 1);
-    const started = turn1.filter((e) => e.type === 'tool.started').map((e) => e.seq);
-    const finished = turn1.filter((e) => e.type === 'tool.finished').map((e) => e.seq);
-    expect(started).toHaveLength(2);
-    expect(Math.max(...started)).toBeLessThan(Math.min(...finished));
     expect(events.map((e) => e.type)).toEqual([
       'run.started',
       'turn.started', 'turn.finished', 'tool.requested', 'tool.requested',
@@ -206,7 +242,15 @@ describe('tool errors go back to the model and the run goes on', () => {
     expect(results.every((r) => r.isError)).toBe(true);
     const byId = Object.fromEntries(results.map((r) => [r.toolCallId, r.content]));
     expect(byId['bad-json']).toMatch(/not valid JSON/);
-    expect(byId.unknown).toMatch(/no tool named "delete_everything".*read_file, list_dir, submit/);
+    expect(byId.unknown).toMatch(/no tool named "delete_everything".*read_file, list_dir, submit, flaky, slow_sibling/);
+    // Calls the recorded spec shows to be wrong are answered by the pipeline's validate stage, no activity.
+    const finishedEvents = (await run.events()).filter((e) => e.type === 'tool.finished');
+    expect(Object.fromEntries(finishedEvents.map((e) => [e.callId, 'stage' in e ? (e.stage ?? 'execute') : 'execute']))).toEqual({
+      'bad-json': 'validate',
+      unknown: 'validate',
+      'bad-args': 'execute',
+      throws: 'execute',
+    });
     expect(byId['bad-args']).toMatch(/invalid arguments for read_file: path/);
     expect(byId.throws).toMatch(/read_file failed: no such file: missing.txt/);
 
@@ -215,7 +259,24 @@ describe('tool errors go back to the model and the run goes on', () => {
     const blocks = second.messages.at(-1).content;
     expect(blocks.filter((b: { is_error?: boolean }) => b.is_error)).toHaveLength(4);
     const history = await historyOf(run);
-    expect(activityEvents(history).filter((a) => a.type === 'toolCall').every((a) => a.attempt === 1)).toBe(true);
+    const toolActivities = activityEvents(history).filter((a) => a.type === 'toolCall');
+    expect(toolActivities).toHaveLength(2);
+    expect(toolActivities.every((a) => a.attempt === 1)).toBe(true);
+  });
+
+  it('a failing call in a parallel batch does not abandon its siblings: the run waits for them', async () => {
+    t.server.script('loop-batch', [
+      { toolCalls: [{ id: 'f', name: 'flaky', arguments: {} }, { id: 's', name: 'slow_sibling', arguments: {} }] },
+      { text: 'never asked' },
+    ]);
+    const run = await t.keel.client.start('batch', 'Do both.');
+    const failure = await run.result().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RunFailedError);
+    // The sibling ran to its end, and its completion is in history before the run's failure.
+    expect(finished.has(run.workflowId)).toBe(true);
+    const types = eventTypes(await historyOf(run));
+    expect(types.lastIndexOf('ACTIVITY_TASK_COMPLETED')).toBeLessThan(types.indexOf('WORKFLOW_EXECUTION_FAILED'));
+    expect(types.filter((type) => type === 'ACTIVITY_TASK_COMPLETED')).toHaveLength(2); // the model turn, the sibling
   });
 });
 
