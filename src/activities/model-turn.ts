@@ -27,7 +27,7 @@ export interface ModelTurnDeps {
 export function createModelTurn(deps: ModelTurnDeps) {
   return async function modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
     const ctx = Context.current();
-    const agent = deps.registry.get(input.agent);
+    const agent = deps.registry.serving(input.agent);
     const spec = await recordedSpec(deps, agent, input.spec);
     const messages = await conversation(deps, input.messageCount);
     try {

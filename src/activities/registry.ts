@@ -17,6 +17,27 @@ export class AgentRegistry {
     return [...this.agents.keys()].sort();
   }
 
+  find(name: string): AgentDefinition | undefined {
+    return this.agents.get(name);
+  }
+
+  /**
+   * For a run in flight: the agent, or a retryable failure that says the worker lacks it (a
+   * deploy without it, a worker started with the wrong agents), so a fixed worker resumes the run.
+   */
+  serving(name: string): AgentDefinition {
+    const agent = this.agents.get(name);
+    if (agent) return agent;
+    const known = this.names();
+    throw ApplicationFailure.create({
+      type: ErrorTypes.Config,
+      message:
+        `This worker does not serve agent "${name}", which a run in flight needs` +
+        (known.length > 0 ? ` (it serves: ${known.join(', ')})` : '') +
+        '. Start a worker that does, and the run goes on.',
+    });
+  }
+
   /** The agent, or a non-retryable failure that names the agents this worker knows. */
   get(name: string): AgentDefinition {
     const agent = this.agents.get(name);

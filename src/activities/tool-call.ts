@@ -19,7 +19,7 @@ export const CANCEL_GRACE_MS = 5_000;
  */
 export function createToolCall(registry: AgentRegistry) {
   return async function toolCall({ agent: agentName, turn, call, context }: ToolCallInput): Promise<ToolResultMessage> {
-    const agent = registry.get(agentName);
+    const agent = registry.serving(agentName);
     const result = (content: string, isError = false): ToolResultMessage => ({
       role: 'tool',
       toolCallId: call.id,
