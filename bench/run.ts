@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHMARKS = ['turn-overhead', 'history-growth'];
+const BENCHMARKS = ['turn-overhead', 'history-growth', 'resume-after-kill'];
 
 let child: ChildProcess | undefined;
 let interrupted = false;

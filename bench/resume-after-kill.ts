@@ -1,0 +1,163 @@
+/**
+ * How soon a run goes on after its worker dies: a worker process is killed with SIGKILL 10 times
+ * during a model call and 10 times during a tool call; the figure is the time from the kill to
+ * the call's next attempt starting on another worker. Goal: at most the heartbeat timeout
+ * (10 s by default) plus 2 s.
+ *
+ *   npx tsx bench/resume-after-kill.ts          (env: BENCH_KILLS, default 10 of each)
+ *
+ * Two worker processes serve one task queue; whichever takes the call is killed, the other takes
+ * the retried attempt, and a fresh process replaces the dead one before the next kill. A model
+ * attempt starts when its HTTP request reaches the scripted model server (each worker's requests
+ * carry its pid); a tool attempt when the tool prints its start line.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { AgentClient } from '../src/client/agent-client.js';
+import { startModelServer, type RecordedRequest } from '../test/support/model-server.js';
+import { startDevServer, stopAllDevServers } from './support/dev-server.js';
+import { fmt, quantile, table } from './support/stats.js';
+import { Client, Connection } from '@temporalio/client';
+
+const KILLS = Number(process.env.BENCH_KILLS ?? 10);
+const HEARTBEAT_TIMEOUT_S = 10;
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+interface WorkerProcess {
+  child: ChildProcess;
+  pid: number;
+  lines: { at: number; text: string }[];
+}
+
+async function main(): Promise<void> {
+  const dev = startDevServer({ port: 7653, uiPort: 8653 });
+  const models = await startModelServer();
+  const taskQueue = `kill-${randomUUID().slice(0, 8)}`;
+  const connection = await Connection.connect({ address: dev.address });
+  const client = new AgentClient({ client: new Client({ connection }), taskQueue });
+
+  /** Per run (its prompt): the model answers the first request only after a kill, the second at once. */
+  models.script('kill-bench', (request: RecordedRequest) => {
+    const messages = request.body.messages as { role: string; content: string }[];
+    const prompt = messages.find((m) => m.role === 'user')?.content ?? '';
+    const sameRun = models.requests('kill-bench').filter((r) => JSON.stringify(r.body.messages) === JSON.stringify(request.body.messages));
+    if (prompt.startsWith('model') && sameRun.length === 1) return { text: 'too late', delayMs: 300_000 };
+    if (prompt.startsWith('tool') && !messages.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'slow_step', arguments: {} }] };
+    return { text: 'done' };
+  });
+
+  const workers = new Set<WorkerProcess>();
+  const spawnWorker = (): Promise<WorkerProcess> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/kill-worker.ts'], {
+        cwd: root,
+        env: { ...process.env, TEMPORAL_ADDRESS: dev.address, KEEL_TASK_QUEUE: taskQueue, MODEL_SERVER_URL: models.url },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const worker: WorkerProcess = { child, pid: child.pid!, lines: [] };
+      let buffer = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString();
+        const lines = buffer.split('\n');
+        buffer = lines.pop()!;
+        for (const text of lines) {
+          worker.lines.push({ at: Date.now(), text });
+          if (text.startsWith('worker ready')) resolve(worker);
+        }
+      });
+      child.once('exit', (code) => {
+        workers.delete(worker);
+        reject(new Error(`worker exited (${code}) before it was ready`));
+      });
+      workers.add(worker);
+    });
+  const killAll = () => {
+    for (const w of workers) w.child.kill('SIGKILL');
+  };
+  process.on('exit', killAll);
+
+  const waitFor = async <T>(what: string, find: () => T | undefined, timeoutMs = 120_000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = find();
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  const kill = (pid: number) => {
+    const worker = [...workers].find((w) => w.pid === pid);
+    if (!worker) throw new Error(`no worker with pid ${pid}`);
+    worker.child.kill('SIGKILL');
+    workers.delete(worker);
+    return Date.now();
+  };
+
+  try {
+    await Promise.all([spawnWorker(), spawnWorker()]);
+    const samples = { model: [] as number[], tool: [] as number[] };
+    for (const phase of ['model', 'tool'] as const) {
+      for (let i = 0; i < KILLS; i++) {
+        const prompt = `${phase} ${i}`;
+        const run = await client.start('kill-bench', prompt);
+        let killedAt: number;
+        if (phase === 'model') {
+          const requests = () => models.requests('kill-bench').filter((r) => r.body.messages.some((m: { content: string }) => m.content === prompt));
+          const first = await waitFor('the first model request', () => requests()[0]);
+          killedAt = kill(Number(String(first.headers.authorization).replace(/^Bearer pid-/, '')));
+          const next = await waitFor('the retried model request', () => requests()[1]);
+          samples.model.push(next.receivedAt - killedAt);
+        } else {
+          const starts = () =>
+            [...workers, ...deadWorkers].flatMap((w) => w.lines.filter((l) => l.text.includes(` ${run.workflowId} `)));
+          const first = await waitFor('the first tool attempt', () => starts()[0]);
+          const pid = Number(first.text.split(' ')[1]);
+          const dead = [...workers].find((w) => w.pid === pid)!;
+          deadWorkers.add(dead);
+          killedAt = kill(pid);
+          const next = await waitFor('the retried tool attempt', () => starts().find((l) => l.text.endsWith(' 2')));
+          samples.tool.push(next.at - killedAt);
+        }
+        const result = await run.result();
+        if (result.output !== 'done') throw new Error(`run ${run.workflowId} ended with ${JSON.stringify(result.output)}`);
+        process.stdout.write(`${phase} kill ${i + 1}/${KILLS}: next attempt ${fmt(samples[phase].at(-1)! / 1000)} s after the kill\n`);
+        await spawnWorker();
+      }
+    }
+
+    const goal = HEARTBEAT_TIMEOUT_S + 2;
+    console.log(`\nTime from SIGKILL of the worker to the call's next attempt starting on another worker, seconds`);
+    console.log(`(heartbeat timeout ${HEARTBEAT_TIMEOUT_S} s; goal: at most ${goal} s)\n`);
+    console.log(
+      table([
+        ['killed during', 'kills', 'median s', 'p95 s', 'max s', 'goal met'],
+        ...(['model', 'tool'] as const).map((phase) => {
+          const s = samples[phase];
+          return [
+            phase === 'model' ? 'a model call' : 'a tool call',
+            s.length,
+            fmt(quantile(s, 0.5) / 1000),
+            fmt(quantile(s, 0.95) / 1000),
+            fmt(Math.max(...s) / 1000),
+            quantile(s, 0.95) / 1000 <= goal ? 'yes' : 'NO',
+          ];
+        }),
+      ]),
+    );
+  } finally {
+    killAll();
+    await client.close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+    await models.close();
+    stopAllDevServers();
+  }
+}
+
+const deadWorkers = new Set<WorkerProcess>();
+
+main().catch((err: unknown) => {
+  console.error(err);
+  stopAllDevServers();
+  process.exit(1);
+});
