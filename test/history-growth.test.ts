@@ -50,7 +50,7 @@ describe('history growth', () => {
     expect(models).toHaveLength(TURNS);
     // Each model turn's input is a reference to the conversation, of constant size.
     for (const [i, m] of models.entries()) {
-      expect(m.input).toEqual([{ agent: 'counter', turn: i + 1, messageCount: 1 + 2 * i }]);
+      expect(m.input).toEqual([{ agent: 'counter', turn: i + 1, messageCount: 1 + 2 * i, spec: expect.stringMatching(/^[0-9a-f]{16}$/) }]);
       expect(m.inputBytes).toBeLessThan(100);
     }
     // And the model still saw the whole conversation each turn.
