@@ -59,9 +59,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   program
     .command('worker')
     .description('Run a worker that serves agents; Ctrl-C (SIGINT) or SIGTERM shuts it down cleanly.')
-    .option('--agents <module>', "module (TS or JS, relative to the current directory) exporting the agents as `agents` or as its default export (default: the examples' agents)")
+    .option('--agents <module>', "module (relative to the current directory; TypeScript through your loader, such as tsx) exporting the agents as `agents` or as its default export (default: the examples' agents)")
     .addOption(taskQueueOption())
-    .addHelpText('after', examples('keel worker', 'keel worker --agents ./src/agents.ts --task-queue support'))
+    .addHelpText(
+      'after',
+      examples(
+        'keel worker',
+        'keel worker --agents ./agents.js --task-queue support',
+        'node --import tsx node_modules/.bin/keel worker --agents ./agents.ts   # TypeScript agents',
+      ),
+    )
     .action(async (options: { agents?: string; taskQueue?: string }, command: Command) => {
       setExitCode(await (await commands()).workerCommand(options, globals(command)));
     });
