@@ -5,7 +5,8 @@ export default defineConfig({
     // The Temporal native bridge is not safe in worker threads.
     pool: 'forks',
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
+    // Build dist/ first (the CLI and package tests run it), then start the dev server.
+    globalSetup: ['test/support/build.ts', 'test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
   },

@@ -7,7 +7,7 @@
  */
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { AgentRegistry, ConversationCache, createActivities, runKey } from './activities/index.js';
 import { loadConnectConfig, ServerUnreachableError, type ConnectSettings } from './client/connection.js';
 import type { AgentDefinition } from './core/define.js';
@@ -15,7 +15,14 @@ import type { ModelProvider } from './core/model.js';
 import { createProviderRegistry, type ProvidersConfig } from './providers/index.js';
 import { DEFAULT_TASK_QUEUE, type KeelSinks } from './workflows/api.js';
 
-export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+/**
+ * The workflow code the worker bundles: `dist/src/workflows/index.js` when keel runs compiled (an
+ * installed package, `node_modules/.bin/keel`), `src/workflows/index.ts` when it runs from its
+ * sources (the repo's tests). Temporal's bundler compiles no TypeScript under node_modules.
+ */
+export const workflowsPath = fileURLToPath(
+  new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+);
 
 export interface CreateWorkerOptions {
   agents: AgentDefinition[];
@@ -34,7 +41,14 @@ export interface CreateWorkerOptions {
 export interface KeelWorker {
   worker: Worker;
   taskQueue: string;
+  /** Polls until shutdown() (or a fatal error); then closes the connection it opened. */
   run(): Promise<void>;
+  /**
+   * Runs the worker until `fnOrPromise` settles, then shuts it down and waits for it to stop, as
+   * Temporal's `Worker.runUntil`: resolves to the promise's value, or rejects with its error (or
+   * the worker's, when the worker fails first).
+   */
+  runUntil<R>(fnOrPromise: Promise<R> | (() => Promise<R>)): Promise<R>;
   shutdown(): void;
 }
 
@@ -73,16 +87,20 @@ export async function createWorker(options: CreateWorkerOptions): Promise<KeelWo
     ...options.workerOptions,
   });
 
+  /** The connection is ours to close when we opened it, once the worker has stopped. */
+  async function closingConnection<R>(running: Promise<R>): Promise<R> {
+    try {
+      return await running;
+    } finally {
+      if (ownsConnection) await nativeConnection.close();
+    }
+  }
+
   return {
     worker,
     taskQueue,
-    async run() {
-      try {
-        await worker.run();
-      } finally {
-        if (ownsConnection) await nativeConnection.close();
-      }
-    },
+    run: () => closingConnection(worker.run()),
+    runUntil: (fnOrPromise) => closingConnection(worker.runUntil(fnOrPromise)),
     shutdown: () => worker.shutdown(),
   };
 }
@@ -98,13 +116,4 @@ async function nativeConnect(options: CreateWorkerOptions) {
   } catch (err) {
     throw new ServerUnreachableError(config.connectionOptions.address ?? 'localhost:7233', err);
   }
-}
-
-// Run as a program (`tsx src/worker.ts [agents-module]`): a worker, like `keel worker --agents`.
-// No top-level await: the CLI imports this module back, and would wait for itself.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const module = process.argv[2];
-  void import('./client/cli/program.js')
-    .then(({ main }) => main([process.argv[0]!, 'keel', 'worker', ...(module ? ['--agents', module] : [])]))
-    .then((code) => process.exit(code));
 }

@@ -161,7 +161,9 @@ describe('keel worker, run, status, show, list', () => {
   let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
 
   beforeAll(async () => {
-    worker = await startWorker(['--agents', 'examples/demo.ts', '--task-queue', taskQueue]);
+    // bin/keel.js runs compiled code with plain node: it loads agents compiled too (TypeScript
+    // agents take the user's loader; test/package.test.ts tries both).
+    worker = await startWorker(['--agents', 'dist/examples/demo.js', '--task-queue', taskQueue]);
   });
   afterAll(async () => {
     if (worker && worker.child.exitCode === null && worker.child.signalCode === null) {

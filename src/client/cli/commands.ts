@@ -26,8 +26,12 @@ import {
 } from './format.js';
 import { CliError, DEFAULT_TASK_QUEUE, type GlobalOptions } from './common.js';
 
-/** The examples' agents, served by `keel worker` without --agents and by `keel demo`. */
-const EXAMPLES_MODULE = new URL('../../../examples/demo.ts', import.meta.url);
+/**
+ * The examples' agents, served by `keel worker` without --agents and by `keel demo`. The build
+ * compiles examples/ beside src/ (dist/examples/demo.js), so the same relative path works from
+ * the sources and from an installed package.
+ */
+const EXAMPLES_MODULE = new URL(`../../../examples/demo${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 const out = (line = '') => process.stdout.write(`${line}\n`);
 const err = (line = '') => process.stderr.write(`${line}\n`);
@@ -107,12 +111,12 @@ async function installRuntime(): Promise<void> {
 /** The agents a module exports as `agents` or as its default export. */
 export async function loadAgents(module?: string): Promise<{ agents: AgentDefinition[]; source: string }> {
   const url = module ? pathToFileURL(resolve(process.cwd(), module)) : EXAMPLES_MODULE;
-  const source = module ?? 'examples/demo.ts';
+  const source = module ?? 'examples/demo';
   let exports: Record<string, unknown>;
   try {
     exports = (await import(url.href)) as Record<string, unknown>;
   } catch (e) {
-    throw new CliError(`Cannot load agents from ${source}: ${(e as Error).message}`);
+    throw agentsLoadError(source, e);
   }
   const value = exports.agents ?? exports.default;
   const list: unknown[] = Array.isArray(value) ? value : value !== undefined ? [value] : [];
@@ -123,6 +127,25 @@ export async function loadAgents(module?: string): Promise<{ agents: AgentDefini
     );
   }
   return { agents, source };
+}
+
+/**
+ * Why a module of agents did not load. Node (20, and 22 without type stripping) loads no
+ * TypeScript by itself: keel is compiled, so a `.ts` module needs the user's own loader.
+ */
+export function agentsLoadError(source: string, e: unknown): CliError {
+  const error = e as NodeJS.ErrnoException | undefined;
+  const message = error?.message ?? String(e);
+  if (error?.code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?\b/.test(message)) {
+    return new CliError(
+      `Cannot load agents from ${source}: Node runs no TypeScript by itself (${message}).\n` +
+        'Run keel through a TypeScript loader (npm install --save-dev tsx), for example:\n' +
+        `  node --import tsx node_modules/.bin/keel worker --agents ${source}\n` +
+        `  NODE_OPTIONS='--import tsx' npx keel worker --agents ${source}\n` +
+        'or compile your agents to JavaScript and pass the .js file.',
+    );
+  }
+  return new CliError(`Cannot load agents from ${source}: ${message}`);
 }
 
 function isAgent(value: unknown): value is AgentDefinition {

@@ -3,6 +3,7 @@
  * when a command runs, so `keel --help` loads neither Temporal's client nor its worker.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { CliError, DEFAULT_TASK_QUEUE, type GlobalOptions } from './common.js';
 
 const RUN_STATUSES = ['running', 'completed', 'max_turns', 'failed', 'cancelled'];
@@ -20,6 +21,16 @@ function examples(...lines: string[]): string {
 const taskQueueOption = () =>
   new Option('--task-queue <queue>', 'Temporal task queue of the workers').default(DEFAULT_TASK_QUEUE).env('KEEL_TASK_QUEUE');
 
+/**
+ * keel's own version, from its package.json (npm_package_version would be the user's project's):
+ * the package root is three levels above src/client/cli/, four above dist/src/client/cli/.
+ */
+function keelVersion(): string {
+  const root = import.meta.url.endsWith('.ts') ? '../../../' : '../../../../';
+  const pkg = JSON.parse(readFileSync(new URL(`${root}package.json`, import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 /** Builds the program; `setExitCode` receives each command's exit code. */
 export function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('keel');
@@ -28,7 +39,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
   program
     .description('Durable LLM agents on Temporal: every run a workflow, every model turn and tool call an activity.')
-    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .version(keelVersion(), '-V, --version')
     .option('--address <host:port>', 'Temporal server (default: TEMPORAL_ADDRESS, the profile, or localhost:7233)')
     .option('--namespace <namespace>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, the profile, or "default")')
     .option('--profile <name>', 'profile of the Temporal config file (default: TEMPORAL_PROFILE, or "default")')
@@ -48,9 +59,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   program
     .command('worker')
     .description('Run a worker that serves agents; Ctrl-C (SIGINT) or SIGTERM shuts it down cleanly.')
-    .option('--agents <module>', "module (TS or JS, relative to the current directory) exporting the agents as `agents` or as its default export (default: the examples' agents)")
+    .option('--agents <module>', "module (relative to the current directory; TypeScript through your loader, such as tsx) exporting the agents as `agents` or as its default export (default: the examples' agents)")
     .addOption(taskQueueOption())
-    .addHelpText('after', examples('keel worker', 'keel worker --agents ./src/agents.ts --task-queue support'))
+    .addHelpText(
+      'after',
+      examples(
+        'keel worker',
+        'keel worker --agents ./agents.js --task-queue support',
+        'node --import tsx node_modules/.bin/keel worker --agents ./agents.ts   # TypeScript agents',
+      ),
+    )
     .action(async (options: { agents?: string; taskQueue?: string }, command: Command) => {
       setExitCode(await (await commands()).workerCommand(options, globals(command)));
     });
