@@ -9,15 +9,27 @@
  *   console.log((await run.result()).output);
  */
 export { AgentClient, RunHandle, RunFailedError } from './agent-client.js';
-export type { AgentClientOptions, RunSummary, StartOptions } from './agent-client.js';
+export type { AgentClientOptions, OutputOf, RunSummary, StartOptions } from './agent-client.js';
 export { ServerUnreachableError } from './connection.js';
 export type { ConnectSettings } from './connection.js';
 // Defining agents loads zod only, so a client may pass an agent itself to start().
 export { defineAgent, defineTool } from '../core/define.js';
-export type { AgentDefinition, AgentOptions, ToolContext, ToolDefinition, ToolOptions } from '../core/define.js';
+export type { AgentDefinition, AgentOptions, InstructionsContext, ToolContext, ToolDefinition, ToolOptions } from '../core/define.js';
+export type { JsonValue } from '../core/json.js';
 export type { AgentSpec, ModelSettings, RetrySettings, ToolSpec } from '../core/agent-spec.js';
 export type { AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage } from '../core/messages.js';
-export type { AgentRunInput, AgentRunResult, RunEvent, RunEventType, RunOptions, RunState, RunStatus } from '../core/run.js';
+export type {
+  AgentRunInput,
+  AgentRunResult,
+  EventPage,
+  RunEvent,
+  RunEventType,
+  RunOptions,
+  RunOverrides,
+  RunState,
+  RunStatus,
+  TranscriptPage,
+} from '../core/run.js';
 export type { Usage } from '../core/usage.js';
 export { ErrorTypes } from '../core/errors.js';
 // The run's interface, for any Temporal client: workflow type, queries, search attributes.
@@ -26,8 +38,10 @@ export {
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,
   eventsQuery,
+  specQuery,
   statusQuery,
   statusSearchAttribute,
   transcriptQuery,
+  workerProblemSignal,
 } from '../workflows/api.js';
-export type { TranscriptRange } from '../workflows/api.js';
+export type { TranscriptRange, WorkerProblem } from '../workflows/api.js';
