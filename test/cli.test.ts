@@ -309,7 +309,9 @@ describe('CLI formatting', () => {
       { seq: 4, at, type: 'tool.started', turn: 1, callId: 'c1', tool: 'get_weather' },
       { seq: 5, at, type: 'tool.finished', turn: 1, callId: 'c1', tool: 'get_weather', result: '{"city":"Lisbon","temperatureC":17}', isError: false },
       { seq: 6, at, type: 'tool.finished', turn: 1, callId: 'c2', tool: 'get_weather', result: 'no data for "X"', isError: true },
-      { seq: 7, at, type: 'run.finished', status: 'completed', output: 'done' },
+      { seq: 7, at, type: 'tool.finished', turn: 1, callId: 'c3', tool: 'dump', result: 'rows', isError: false, truncatedFrom: 3 * 1024 * 1024 },
+      { seq: 8, at, type: 'turn.finished', turn: 2, text: 'The answer is', toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 }, truncated: true },
+      { seq: 9, at, type: 'run.finished', status: 'completed', output: 'done' },
     ];
     const lines = events.map((e) => formatEvent(e, context, plain));
     expect(lines).toEqual([
@@ -319,6 +321,8 @@ describe('CLI formatting', () => {
       undefined,
       '  ← get_weather {"city":"Lisbon","temperatureC":17}',
       '  ✗ get_weather no data for "X"',
+      '  ← dump rows (cut from 3.0 MB)',
+      '  ! the answer was cut off at the token limit',
       undefined,
     ]);
   });

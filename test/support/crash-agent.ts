@@ -9,8 +9,9 @@ const slowStep = defineTool({
   name: 'slow_step',
   description: 'A step that takes a while.',
   input: z.object({ n: z.number().int() }),
-  // A crashed attempt is retried once this has passed.
-  timeout: '3s',
+  // Far longer than the test: the crashed attempt is noticed by its missed heartbeats, not by this.
+  timeout: '10 minutes',
+  heartbeatTimeout: '2s',
   execute: async ({ n }, ctx) => {
     process.stdout.write(`tool running ${ctx.callId}\n`);
     await new Promise((resolve) => setTimeout(resolve, 1_000));

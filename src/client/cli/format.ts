@@ -86,19 +86,23 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
       return `${s.bold(`▶ ${event.agent}`)} ${s.dim(`· ${event.model} · ${oneLine(event.input, Math.max(20, width - 20))}`)}`;
     case 'turn.started':
       return s.cyan(`turn ${event.turn}${context.model ? ` · ${context.model}` : ''}`);
-    case 'turn.finished':
+    case 'turn.finished': {
+      const cut = event.truncated ? `  ${s.yellow('!')} the answer was cut off at the token limit` : undefined;
       // Text beside tool calls is the model thinking aloud; text alone is the answer, printed at the end.
-      return event.toolCalls.length > 0 && event.text.trim() !== ''
-        ? `  ${s.dim(`“${oneLine(event.text, width - 4)}”`)}`
-        : undefined;
+      const aloud = event.toolCalls.length > 0 && event.text.trim() !== '' ? `  ${s.dim(`“${oneLine(event.text, width - 4)}”`)}` : undefined;
+      return [aloud, cut].filter((line) => line !== undefined).join('\n') || undefined;
+    }
     case 'tool.requested':
       return `  ${s.magenta('→')} ${s.bold(event.tool)} ${s.dim(shortJson(event.arguments, width - event.tool.length - 6))}`;
     case 'tool.started':
       return undefined;
-    case 'tool.finished':
+    case 'tool.finished': {
+      const cut = event.truncatedFrom !== undefined ? s.yellow(` (cut from ${formatBytes(event.truncatedFrom)})`) : '';
+      const room = width - event.tool.length - 6 - stripAnsi(cut).length;
       return event.isError
-        ? `  ${s.red('✗')} ${s.bold(event.tool)} ${s.red(oneLine(event.result, width - event.tool.length - 6))}`
-        : `  ${s.green('←')} ${s.bold(event.tool)} ${s.dim(shortJson(event.result, width - event.tool.length - 6))}`;
+        ? `  ${s.red('✗')} ${s.bold(event.tool)} ${s.red(oneLine(event.result, room))}${cut}`
+        : `  ${s.green('←')} ${s.bold(event.tool)} ${s.dim(shortJson(event.result, room))}${cut}`;
+    }
     case 'output.invalid':
       return `  ${s.yellow('!')} output does not match the schema (attempt ${event.attempt}): ${oneLine(event.error, width - 40)}`;
     case 'run.continued':
@@ -106,6 +110,13 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
     case 'run.finished':
       return undefined;
   }
+}
+
+/** Bytes the way a person reads them: 900 B, 64 KB, 3.0 MB. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** The final answer: text as it is, structured output as indented JSON. */
