@@ -2,14 +2,15 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { parseModelName } from '../core/agent-spec.js';
 import type { AgentDefinition } from '../core/define.js';
-import { ErrorTypes, ProviderError } from '../core/errors.js';
 import type { Message } from '../core/messages.js';
-import type { ModelProvider } from '../core/model.js';
+import type { ModelProvider, ModelResponse } from '../core/model.js';
 import { parseJsonAnswer } from '../core/output.js';
 import type { ModelTurnInput, ModelTurnResult, OutputCheck } from '../workflows/activity-types.js';
-import { transcriptQuery } from '../workflows/api.js';
+import { transcriptQuery, workerProblemSignal, type WorkerProblem } from '../workflows/api.js';
 import { ProviderConfigError } from '../providers/errors.js';
 import { runKey, type ConversationCache } from './conversation-cache.js';
+import { keepAlive } from './keep-alive.js';
+import { attemptMemory, modelFailure } from './model-failure.js';
 import type { AgentRegistry } from './registry.js';
 
 export interface ModelTurnDeps {
@@ -22,10 +23,14 @@ export interface ModelTurnDeps {
 export function createModelTurn(deps: ModelTurnDeps) {
   return async function modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
     const ctx = Context.current();
-    const agent = deps.registry.get(input.agent);
-    const messages = await conversation(deps, input.messageCount);
+    const memory = attemptMemory(ctx.info.heartbeatDetails);
+    // Heartbeats carry what the next attempt must know (see model-failure.ts).
+    const stopHeartbeats = keepAlive(ctx, () => memory);
+    let agent: AgentDefinition | undefined;
     try {
-      const { provider: providerName, model } = parseModelName(agent.spec.model);
+      agent = deps.registry.get(input.agent);
+      const messages = await conversation(deps, input.messageCount);
+      const { provider: providerName, model } = modelName(agent.spec.model);
       const provider = deps.providers.get(providerName);
       const response = await provider.generate({
         model,
@@ -36,13 +41,65 @@ export function createModelTurn(deps: ModelTurnDeps) {
         settings: agent.spec.modelSettings,
         signal: ctx.cancellationSignal,
       });
-      const result: ModelTurnResult = { message: response.message, usage: response.usage, stopReason: response.stopReason };
-      if (agent.output && !response.message.toolCalls?.length) result.output = checkOutput(agent, response.message.content);
-      return result;
+      return turnResult(agent, response);
     } catch (err) {
-      throw toFailure(err, ctx.info.attempt);
+      // Cancelled (the run was cancelled, or the attempt is gone): report it as a cancellation.
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? err;
+      const failed = modelFailure(err, {
+        attempt: ctx.info.attempt,
+        retryPolicy: ctx.info.retryPolicy,
+        maxRetryAfterMs: agent?.spec.modelSettings.maxRetryAfterMs,
+        memory,
+      });
+      if (failed.workerProblem) await reportWorkerProblem(deps.client, failed.workerProblem);
+      // The last heartbeat's details go with the failure to the next attempt.
+      ctx.heartbeat(failed.memory);
+      throw failed.failure;
+    } finally {
+      stopHeartbeats();
     }
   };
+}
+
+/** `provider:model` of the agent; a bad one is the worker's configuration problem. */
+function modelName(name: string): { provider: string; model: string } {
+  try {
+    return parseModelName(name);
+  } catch (err) {
+    throw new ProviderConfigError((err as Error).message, name.split(':')[0] ?? '');
+  }
+}
+
+function turnResult(agent: AgentDefinition, response: ModelResponse): ModelTurnResult {
+  const result: ModelTurnResult = { message: response.message, usage: response.usage, stopReason: response.stopReason };
+  if (response.stopReason === 'max_tokens') result.truncated = true;
+  if (agent.output && !response.message.toolCalls?.length) {
+    result.output = result.truncated
+      ? { valid: false, error: cutOffOutputError(agent.spec.modelSettings.maxTokens) }
+      : checkOutput(agent, response.message.content);
+  }
+  return result;
+}
+
+/** Why a cut-off final answer cannot be the structured output, for the model to read. */
+function cutOffOutputError(maxTokens: number | undefined): string {
+  const limit = maxTokens !== undefined ? ` (maxTokens ${maxTokens})` : '';
+  return `your answer was cut off at the output token limit${limit} before it was complete; give a shorter answer`;
+}
+
+/**
+ * Tells the run what holds it up, for its current details. Best effort: a signal that fails
+ * changes nothing about the activity's own outcome.
+ */
+async function reportWorkerProblem(client: Client, problem: WorkerProblem): Promise<void> {
+  const ctx = Context.current();
+  const execution = ctx.info.workflowExecution;
+  if (!execution) return;
+  try {
+    await client.workflow.getHandle(execution.workflowId, execution.runId).signal(workerProblemSignal, problem);
+  } catch (err) {
+    ctx.log.warn('Could not tell the run about a worker problem', { error: (err as Error)?.message ?? String(err) });
+  }
 }
 
 /** The run's first `count` messages: from the worker's cache, or by querying the run. */
@@ -76,30 +133,4 @@ function checkOutput(agent: AgentDefinition, text: string): OutputCheck {
     valid: false,
     error: checked.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; '),
   };
-}
-
-/** Provider errors were classified by the adapter; here they become Temporal's retry decisions. */
-function toFailure(err: unknown, attempt: number): unknown {
-  if (err instanceof ApplicationFailure) return err;
-  if (err instanceof ProviderError) {
-    if (!err.retryable) {
-      return ApplicationFailure.create({
-        type: err instanceof ProviderConfigError ? ErrorTypes.Config : ErrorTypes.ProviderRequest,
-        nonRetryable: true,
-        message: err.message,
-        details: [{ provider: err.provider, status: err.status ?? null }],
-      });
-    }
-    return ApplicationFailure.create({
-      type: ErrorTypes.ProviderTransient,
-      message: `${err.message} (attempt ${attempt}; will retry)`,
-      details: [{ provider: err.provider, status: err.status ?? null }],
-      // The provider said when to come back: no earlier attempt than that.
-      ...(err.retryAfterMs !== undefined && { nextRetryDelay: err.retryAfterMs }),
-    });
-  }
-  if (err instanceof Error && /^Invalid model /.test(err.message)) {
-    return ApplicationFailure.create({ type: ErrorTypes.Config, nonRetryable: true, message: err.message });
-  }
-  return err;
 }

@@ -3,7 +3,7 @@
  * queries, sinks, search attributes. Only definitions live here, so a client can import it.
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
-import { defineQuery, type Sinks } from '@temporalio/workflow';
+import { defineQuery, defineSignal, type Sinks } from '@temporalio/workflow';
 import type { Message } from '../core/messages.js';
 import type { RunEvent, RunState } from '../core/run.js';
 
@@ -21,6 +21,20 @@ export const statusQuery = defineQuery<RunState>('status');
 export const transcriptQuery = defineQuery<Message[], [TranscriptRange?]>('transcript');
 /** Events with `seq` greater than the argument (all events without one). */
 export const eventsQuery = defineQuery<RunEvent[], [number?]>('events');
+
+/** A problem of the worker's own setup that holds the run up (and is retried until it is fixed). */
+export interface WorkerProblem {
+  /** What is wrong and what to fix, for the run's current details. */
+  message: string;
+  /** The error type, for example `KeelConfigError`. */
+  type: string;
+}
+
+/**
+ * Sent by the model activity to its own run when it meets a worker problem (once per problem,
+ * not once per attempt), so the run's current details can say what holds it up.
+ */
+export const workerProblemSignal = defineSignal<[WorkerProblem]>('workerProblem');
 
 export const agentSearchAttribute = defineSearchAttributeKey('KeelAgent', 'KEYWORD');
 export const statusSearchAttribute = defineSearchAttributeKey('KeelStatus', 'KEYWORD');

@@ -7,6 +7,8 @@ import { oneLine } from '../core/text.js';
 import type { AgentActivities } from './activity-types.js';
 
 const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
+/** A lost worker is noticed this long after its last heartbeat (the model activity beats every second). */
+const DEFAULT_MODEL_HEARTBEAT_TIMEOUT_MS = 10_000;
 const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 
 /** Provider outages are waited out: unlimited attempts, at most a minute apart. */
@@ -17,10 +19,12 @@ export function modelActivity(spec: AgentSpec, turn: number): Pick<AgentActiviti
   return proxyActivities<AgentActivities>({
     // A little over the HTTP timeout, so the provider's own timeout is the one that fires.
     startToCloseTimeout: (settings.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS) + 5_000,
+    heartbeatTimeout: settings.heartbeatTimeoutMs ?? DEFAULT_MODEL_HEARTBEAT_TIMEOUT_MS,
     retry: {
       ...DEFAULT_MODEL_RETRY,
       ...retryPolicy(settings.retry),
-      nonRetryableErrorTypes: [ErrorTypes.ProviderRequest, ErrorTypes.Config, ErrorTypes.UnknownAgent],
+      // Not KeelConfigError: a worker's configuration problem is retried until the worker is fixed.
+      nonRetryableErrorTypes: [ErrorTypes.ProviderRequest, ErrorTypes.UnknownAgent],
     },
     summary: `turn ${turn} · ${spec.model}`,
   });
