@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { parseModelName } from '../core/agent-spec.js';
+import { cutOffOutputError } from '../core/cut-off.js';
 import type { AgentDefinition } from '../core/define.js';
 import type { Message } from '../core/messages.js';
 import type { ModelProvider, ModelResponse } from '../core/model.js';
@@ -79,12 +80,6 @@ function turnResult(agent: AgentDefinition, response: ModelResponse): ModelTurnR
       : checkOutput(agent, response.message.content);
   }
   return result;
-}
-
-/** Why a cut-off final answer cannot be the structured output, for the model to read. */
-function cutOffOutputError(maxTokens: number | undefined): string {
-  const limit = maxTokens !== undefined ? ` (maxTokens ${maxTokens})` : '';
-  return `your answer was cut off at the output token limit${limit} before it was complete; give a shorter answer`;
 }
 
 /**

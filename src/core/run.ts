@@ -70,7 +70,15 @@ export type RunEvent = EventBase &
   (
     | { type: 'run.started'; agent: string; model: string; input: string }
     | { type: 'turn.started'; turn: number }
-    | { type: 'turn.finished'; turn: number; text: string; toolCalls: ToolCall[]; usage: Usage }
+    | {
+        type: 'turn.finished';
+        turn: number;
+        text: string;
+        toolCalls: ToolCall[];
+        usage: Usage;
+        /** The answer was cut off at the output token limit: its tool calls were not run. */
+        truncated?: true;
+      }
     | { type: 'tool.requested'; turn: number; callId: string; tool: string; arguments: string }
     | { type: 'tool.started'; turn: number; callId: string; tool: string }
     | { type: 'tool.finished'; turn: number; callId: string; tool: string; result: string; isError: boolean }

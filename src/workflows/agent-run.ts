@@ -16,9 +16,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentSpec } from '../core/agent-spec.js';
+import { cutOffToolResult } from '../core/cut-off.js';
 import { ErrorTypes } from '../core/errors.js';
 import { EventLog } from '../core/event-log.js';
-import { userMessage, type Message, type ToolResultMessage } from '../core/messages.js';
+import { userMessage, type Message, type ToolCall, type ToolResultMessage } from '../core/messages.js';
 import type {
   AgentRunInput,
   AgentRunResult,
@@ -151,7 +152,14 @@ class Run {
       this.usage = addUsage(this.usage, result.usage);
       this.append([result.message]);
       const toolCalls = result.message.toolCalls ?? [];
-      this.emit({ type: 'turn.finished', turn, text: result.message.content, toolCalls, usage: result.usage });
+      this.emit({
+        type: 'turn.finished',
+        turn,
+        text: result.message.content,
+        toolCalls,
+        usage: result.usage,
+        ...(result.truncated && { truncated: true as const }),
+      });
 
       if (toolCalls.length === 0) {
         const done = this.finalAnswer(turn, result);
@@ -161,6 +169,10 @@ class Run {
 
       for (const call of toolCalls) {
         this.emit({ type: 'tool.requested', turn, callId: call.id, tool: call.name, arguments: call.arguments });
+      }
+      if (result.truncated) {
+        this.refuseCutOffCalls(turn, toolCalls);
+        continue;
       }
       setCurrentDetails(`turn ${turn}: running ${toolCalls.map((c) => c.name).join(', ')}`);
       const results = await runToolCalls(this.spec, turn, toolCalls, {
@@ -180,6 +192,18 @@ class Run {
       const stop = results.find((r) => !r.isError && this.spec.stopAtTools.includes(r.toolName));
       if (stop) return this.finish('completed', toolOutput(stop));
     }
+  }
+
+  /**
+   * An answer cut off at the output token limit: none of its tool calls runs (the last one's
+   * arguments are likely incomplete); the model gets an error result for each, and tries again.
+   */
+  private refuseCutOffCalls(turn: number, calls: ToolCall[]): void {
+    const results = calls.map((call) => cutOffToolResult(call, this.spec.modelSettings.maxTokens));
+    for (const r of results) {
+      this.emit({ type: 'tool.finished', turn, callId: r.toolCallId, tool: r.toolName, result: r.content, isError: true });
+    }
+    this.append(results);
   }
 
   /** A turn without tool calls: the final answer, checked against the output schema if any. */
