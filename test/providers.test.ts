@@ -319,6 +319,15 @@ describe.each<Api>(['openai', 'anthropic'])('%s error classification', (api) => 
     expect(err.message).toContain('the retry policy decides');
   });
 
+  it('an unusable retry-after-ms falls back to a usable Retry-After, and the message says which was ignored', async () => {
+    const m = model(`${api}-ra-fallback`);
+    server.script(m, [{ fault: 'status', status: 429, headers: { 'retry-after-ms': 'nope' }, retryAfter: 2 }]);
+    const err = await providerFailure(provider(api).generate(request(m)));
+    expect(err.retryAfterMs).toBe(2_000);
+    expect(err.message).toContain('Ignored retry-after-ms: "nope" (not a positive wait).');
+    expect(err.message).not.toContain('the retry policy decides');
+  });
+
   it('a huge Retry-After is read as it is (the activity caps it)', async () => {
     const m = model(`${api}-ra-huge`);
     server.script(m, [{ fault: 'status', status: 503, retryAfter: '999999999' }]);

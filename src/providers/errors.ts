@@ -363,9 +363,9 @@ function classifyStatus(
   const baseURL = context.baseURL;
   const transient = (message: string) =>
     new ProviderError(
-      retryAfter.ignored !== undefined
-        ? `${message} Ignored ${retryAfter.ignored} (not a positive wait): the retry policy decides when to try again.`
-        : message,
+      retryAfter.ignored === undefined
+        ? message
+        : `${message} Ignored ${retryAfter.ignored} (not a positive wait)${retryAfter.ms === undefined ? ': the retry policy decides when to try again' : ''}.`,
       {
         provider,
         retryable: true,
