@@ -264,6 +264,50 @@ describe('scripts', () => {
     expect(server.requests()).toEqual(expect.arrayContaining(requests));
   });
 
+  it('spaces the events of a stream by chunkDelayMs, sending the first at once', async () => {
+    server.script('slow-stream', [{ text: 'one two three four', chunkDelayMs: 40 }, { text: 'one two three four', chunkDelayMs: 40 }]);
+    const start = Date.now();
+    const stream = await openai.chat.completions.create({ model: 'slow-stream', messages: userMessage, stream: true });
+    const arrivals: number[] = [];
+    let text = '';
+    for await (const chunk of stream) {
+      arrivals.push(Date.now());
+      text += chunk.choices[0]?.delta.content ?? '';
+    }
+    expect(text).toBe('one two three four');
+    // Role chunk, four words, the finish chunk: five pauses at least between the first and the last.
+    expect(arrivals.length).toBeGreaterThanOrEqual(6);
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(5 * 40 - 10);
+    expect(arrivals[0]! - start).toBeLessThan(arrivals.at(-1)! - start);
+
+    const message = await anthropic.messages
+      .stream({ model: 'slow-stream', max_tokens: 10, messages: userMessage })
+      .finalMessage();
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'one two three four' });
+    expect(server.requests('slow-stream').map((r) => r.closedAt)).toEqual([undefined, undefined]);
+  });
+
+  it('records when a client leaves before the answer is complete (closedAt)', async () => {
+    server.script('left', [{ fault: 'hang' }, { text: 'a b c d e f', chunkDelayMs: 5_000 }, { text: 'kept' }]);
+    const controller = new AbortController();
+    const hanging = failure(openai.chat.completions.create({ model: 'left', messages: userMessage }, { signal: controller.signal }));
+    while (server.requests('left').length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
+    await hanging;
+    // A stream the client stops reading after its first event.
+    const stream = await openai.chat.completions.create({ model: 'left', messages: userMessage, stream: true });
+    for await (const chunk of stream) {
+      void chunk;
+      break;
+    }
+    await openai.chat.completions.create({ model: 'left', messages: userMessage });
+    const [hung, slow, answered] = server.requests('left');
+    await expect.poll(() => slow!.closedAt).toBeDefined();
+    expect(hung!.closedAt).toBeGreaterThanOrEqual(hung!.receivedAt);
+    expect(slow!.closedAt).toBeGreaterThanOrEqual(slow!.receivedAt);
+    expect(answered!.closedAt).toBeUndefined();
+  });
+
   it('delays a reply by delayMs', async () => {
     server.script('slow', [{ text: 'late', delayMs: 60 }]);
     const start = Date.now();
@@ -316,6 +360,29 @@ describe('faults', () => {
     const limited = await failure(anthropic.messages.stream({ model: 'an-faults', max_tokens: 10, messages: userMessage }).finalMessage());
     expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
     expect((limited as AnthropicAPIError).headers?.get('retry-after')).toBe('3');
+  });
+
+  it('sends Retry-After verbatim when it is a string, and any other header', async () => {
+    server.script('ra-verbatim', [
+      { fault: 'status', status: 529, retryAfter: 'Wed, 21 Oct 2015 07:28:00 GMT' },
+      { fault: 'status', status: 429, retryAfter: '-5', headers: { 'retry-after-ms': 'soon' } },
+    ]);
+    const dated = await failure(anthropic.messages.create({ model: 'ra-verbatim', max_tokens: 10, messages: userMessage }));
+    expect((dated as AnthropicAPIError).headers?.get('retry-after')).toBe('Wed, 21 Oct 2015 07:28:00 GMT');
+    const negative = await failure(openai.chat.completions.create({ model: 'ra-verbatim', messages: userMessage }));
+    expect((negative as OpenAIAPIError).headers?.get('retry-after')).toBe('-5');
+    expect((negative as OpenAIAPIError).headers?.get('retry-after-ms')).toBe('soon');
+  });
+
+  it('answers with a given body: JSON that is not what the API promises, or any text', async () => {
+    server.script('body', [
+      { fault: 'body', body: { hello: 'world' } },
+      { fault: 'body', body: '<html>Welcome</html>', contentType: 'text/html' },
+    ]);
+    const completion: unknown = await openai.chat.completions.create({ model: 'body', messages: userMessage });
+    expect(completion).toEqual({ hello: 'world' });
+    const message: unknown = await anthropic.messages.create({ model: 'body', max_tokens: 10, messages: userMessage });
+    expect(message).toBe('<html>Welcome</html>');
   });
 
   it('resets the connection', async () => {

@@ -7,8 +7,8 @@ import type { Message } from '../src/core/messages.js';
 import type { ModelProvider, ModelRequest } from '../src/core/model.js';
 import { createAnthropicProvider } from '../src/providers/anthropic.js';
 import { createDemoProvider, findPlaces } from '../src/providers/demo.js';
-import { classifyProviderError, isAbortError, retryAfterMsFromHeaders } from '../src/providers/errors.js';
-import { createProviderRegistry } from '../src/providers/index.js';
+import { classifyProviderError, isAbortError, readRetryAfter, retryAfterMsFromHeaders } from '../src/providers/errors.js';
+import { ProviderConfigError, createProviderRegistry } from '../src/providers/index.js';
 import { createOpenAIProvider } from '../src/providers/openai.js';
 import { startModelServer, type ModelServer } from './support/model-server.js';
 
@@ -262,6 +262,27 @@ describe.each<Api>(['openai', 'anthropic'])('%s response mapping', (api) => {
       expect(res.stopReason).toBe('max_tokens');
       expect(res.message.content).toBe('cut');
     });
+
+    it(`an answer cut off in the middle of a tool call's arguments (${mode})`, async () => {
+      const m = model(`${api}-max-tool`);
+      server.script(m, [
+        {
+          text: 'Checking both.',
+          toolCalls: [
+            { id: 'whole_1', name: 'get_weather', arguments: { city: 'Paris' } },
+            { id: 'half_2', name: 'get_weather', arguments: '{"city": "Ro' },
+          ],
+          stopReason: 'max_tokens',
+        },
+      ]);
+      const res = await provider(api).generate(request(m, { tools: [weatherTool], settings: { stream, maxTokens: 20 } }));
+      expect(res.stopReason).toBe('max_tokens');
+      expect(res.message.content).toBe('Checking both.');
+      expect(res.message.toolCalls).toEqual([
+        { id: 'whole_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { id: 'half_2', name: 'get_weather', arguments: '{"city": "Ro' },
+      ]);
+    });
   }
 
   it('streaming and JSON give the same response', async () => {
@@ -280,6 +301,39 @@ describe.each<Api>(['openai', 'anthropic'])('%s response mapping', (api) => {
 
 describe.each<Api>(['openai', 'anthropic'])('%s error classification', (api) => {
   const P = api === 'openai' ? 'OpenAI' : 'Anthropic';
+
+  it.each<{ what: string; headers: Record<string, string> }>([
+    { what: 'zero', headers: { 'retry-after': '0' } },
+    { what: 'negative', headers: { 'retry-after': '-5' } },
+    { what: 'unreadable', headers: { 'retry-after': 'soon' } },
+    { what: 'a date in the past', headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' } },
+    { what: 'a zero retry-after-ms', headers: { 'retry-after-ms': '0' } },
+  ])('a Retry-After that is $what is ignored, and the message says so', async ({ headers }) => {
+    const m = model(`${api}-ra`);
+    server.script(m, [{ fault: 'status', status: 529, headers }]);
+    const err = await providerFailure(provider(api).generate(request(m)));
+    expect(err.retryable).toBe(true);
+    expect(err.retryAfterMs).toBeUndefined();
+    expect(err.message).toContain('Ignored');
+    expect(err.message).toContain(Object.values(headers)[0]);
+    expect(err.message).toContain('the retry policy decides');
+  });
+
+  it('an unusable retry-after-ms falls back to a usable Retry-After, and the message says which was ignored', async () => {
+    const m = model(`${api}-ra-fallback`);
+    server.script(m, [{ fault: 'status', status: 429, headers: { 'retry-after-ms': 'nope' }, retryAfter: 2 }]);
+    const err = await providerFailure(provider(api).generate(request(m)));
+    expect(err.retryAfterMs).toBe(2_000);
+    expect(err.message).toContain('Ignored retry-after-ms: "nope" (not a positive wait).');
+    expect(err.message).not.toContain('the retry policy decides');
+  });
+
+  it('a huge Retry-After is read as it is (the activity caps it)', async () => {
+    const m = model(`${api}-ra-huge`);
+    server.script(m, [{ fault: 'status', status: 503, retryAfter: '999999999' }]);
+    const err = await providerFailure(provider(api).generate(request(m)));
+    expect(err).toMatchObject({ retryable: true, retryAfterMs: 999_999_999_000 });
+  });
 
   it('429 with Retry-After is retryable with retryAfterMs, after a single HTTP attempt', async () => {
     const m = model(`${api}-429`);
@@ -334,12 +388,58 @@ describe.each<Api>(['openai', 'anthropic'])('%s error classification', (api) => 
     expect(err.message).toMatch(/100 ms/);
   });
 
-  it.each([false, true])('a malformed JSON body is retryable (stream: %s)', async (stream) => {
+  it.each([false, true])('a malformed JSON body is retryable, marked malformed, naming the base URL (stream: %s)', async (stream) => {
     const m = model(`${api}-malformed`);
     server.script(m, [{ fault: 'malformed-json' }]);
     const err = await providerFailure(provider(api).generate(request(m, { settings: { stream } })));
-    expect(err.retryable).toBe(true);
+    expect(err).toMatchObject({ retryable: true, malformed: true });
     expect(err.message).toMatch(/malformed/);
+    const baseURL = api === 'openai' ? server.openaiBaseURL : server.anthropicBaseURL;
+    expect(err.baseURL).toBe(baseURL);
+    expect(err.message).toContain(`from ${baseURL}`);
+  });
+
+  it.each([false, true])('JSON that is not an answer of the API is malformed (stream: %s)', async (stream) => {
+    const m = model(`${api}-not-api`);
+    server.script(m, [{ fault: 'body', body: { hello: 'world' } }]);
+    const err = await providerFailure(provider(api).generate(request(m, { settings: { stream } })));
+    expect(err).toMatchObject({ retryable: true, malformed: true });
+  });
+
+  it('a web page instead of an answer is malformed, and quoted', async () => {
+    const m = model(`${api}-html`);
+    server.script(m, [{ fault: 'body', body: '<html>Welcome to nginx!</html>', contentType: 'text/html' }]);
+    const err = await providerFailure(provider(api).generate(request(m)));
+    expect(err).toMatchObject({ retryable: true, malformed: true });
+    expect(err.message).toContain('<html>Welcome to nginx!</html>');
+  });
+
+  it('a stream that stops before the model finished is retried like a lost connection, not as malformed', async () => {
+    const m = model(`${api}-incomplete`);
+    const partial =
+      api === 'openai'
+        ? 'data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\n'
+        : 'event: message_start\ndata: {"type":"message_start","message":{"id":"x","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n\n';
+    server.script(m, [{ fault: 'body', body: partial, contentType: 'text/event-stream' }]);
+    const err = await providerFailure(provider(api).generate(request(m, { settings: { stream: true } })));
+    expect(err).toMatchObject({ retryable: true, malformed: false });
+    expect(err.message).toContain('stream ended before the model finished its answer');
+  });
+
+  it('a status keel does not know is retried', async () => {
+    const m = model(`${api}-418`);
+    server.script(m, [{ fault: 'status', status: 418 }]);
+    const err = await providerFailure(provider(api).generate(request(m)));
+    expect(err).toMatchObject({ retryable: true, status: 418 });
+    expect(err.message).toContain('unexpected status (418');
+  });
+
+  it('402 (billing) is not retryable', async () => {
+    const m = model(`${api}-402`);
+    server.script(m, [{ fault: 'status', status: 402 }]);
+    const err = await providerFailure(provider(api).generate(request(m)));
+    expect(err).toMatchObject({ retryable: false, status: 402 });
+    expect(err.message).toMatch(/billing/);
   });
 
   it('400 is not retryable and says what to check', async () => {
@@ -458,12 +558,34 @@ describe('classifier details', () => {
     expect(retryAfterMsFromHeaders(h({}))).toBeUndefined();
   });
 
-  it('returns a ProviderError as it is and does not retry unknown errors', () => {
+  it('never gives a wait that is not positive: 0, negative, unreadable and past values are ignored', () => {
+    const h = (o: Record<string, string>) => new Headers(o);
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(readRetryAfter(h({ 'retry-after': '0' }), now)).toEqual({ ignored: 'Retry-After: "0"' });
+    expect(readRetryAfter(h({ 'retry-after': '-3' }), now)).toEqual({ ignored: 'Retry-After: "-3"' });
+    expect(readRetryAfter(h({ 'retry-after': 'Infinity' }), now)).toEqual({ ignored: 'Retry-After: "Infinity"' });
+    expect(readRetryAfter(h({ 'retry-after': 'Tue, 31 Dec 2024 23:59:00 GMT' }), now).ms).toBeUndefined();
+    expect(readRetryAfter(h({ 'retry-after-ms': '-1' }), now)).toEqual({ ignored: 'retry-after-ms: "-1"' });
+    // An unusable retry-after-ms falls back to a usable Retry-After.
+    expect(readRetryAfter(h({ 'retry-after-ms': 'nope', 'retry-after': '2' }), now)).toEqual({
+      ms: 2_000,
+      ignored: 'retry-after-ms: "nope"',
+    });
+    // A tiny positive wait is at least 1 ms: never 0.
+    expect(readRetryAfter(h({ 'retry-after': '0.0001' }), now)).toEqual({ ms: 1 });
+    expect(readRetryAfter(h({ 'retry-after-ms': '0.2' }), now)).toEqual({ ms: 1 });
+    expect(readRetryAfter(h({}), now)).toEqual({});
+    expect(readRetryAfter(undefined, now)).toEqual({});
+  });
+
+  it('returns a ProviderError as it is and retries errors it does not recognize', () => {
     const pe = new ProviderError('x', { provider: 'openai', retryable: true });
     expect(classifyProviderError('openai', pe)).toBe(pe);
     const other = classifyProviderError('anthropic', new RangeError('weird'));
-    expect(other.retryable).toBe(false);
-    expect(other.message).toContain('weird');
+    expect(other.retryable).toBe(true);
+    expect(other.malformed).toBe(false);
+    expect(other.message).toBe('Unexpected error calling Anthropic: RangeError: weird; the model turn will be retried.');
+    expect(classifyProviderError('openai', 'a string').retryable).toBe(true);
   });
 
   it('classifies error events inside a stream by their type', () => {
@@ -632,7 +754,7 @@ describe('provider registry', () => {
     expect(server.requests(m)[0]?.headers['authorization']).toBe('Bearer sk-ant-env');
   });
 
-  it('a missing API key is a non-retryable error that says what to do', () => {
+  it('a missing API key is a retryable configuration error that says what to do', () => {
     vi.stubEnv('OPENAI_API_KEY', '');
     const registry = createProviderRegistry();
     let err: unknown;
@@ -641,22 +763,22 @@ describe('provider registry', () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(ProviderError);
-    expect(err).toMatchObject({ retryable: false, provider: 'openai' });
+    expect(err).toBeInstanceOf(ProviderConfigError);
+    expect(err).toMatchObject({ retryable: true, provider: 'openai' });
     expect((err as Error).message).toContain(
       "OPENAI_API_KEY is not set in the worker's environment: set it, or use a demo:... model",
     );
   });
 
-  it('an unknown provider is a non-retryable error naming the known ones', () => {
+  it('an unknown provider is a retryable configuration error naming the known ones', () => {
     let err: unknown;
     try {
       createProviderRegistry().get('gemini');
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(ProviderError);
-    expect(err).toMatchObject({ retryable: false });
+    expect(err).toBeInstanceOf(ProviderConfigError);
+    expect(err).toMatchObject({ retryable: true });
     expect((err as Error).message).toMatch(/gemini.*openai, anthropic, demo/);
   });
 });

@@ -2,17 +2,21 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { parseModelName, type AgentSpec } from '../core/agent-spec.js';
+import { cutOffOutputError } from '../core/cut-off.js';
 import type { AgentDefinition } from '../core/define.js';
-import { ErrorTypes, ProviderError } from '../core/errors.js';
+import { ErrorTypes } from '../core/errors.js';
+import { MODEL_ANSWER_BYTES, boundText } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
-import type { ModelProvider } from '../core/model.js';
+import type { ModelProvider, ModelResponse } from '../core/model.js';
 import { parseJsonAnswer } from '../core/output.js';
-import type { ModelTurnInput, ModelTurnResult, OutputCheck } from '../workflows/activity-types.js';
-import { specQuery } from '../workflows/api.js';
-import { readMessages } from '../client/run-chain.js';
 import { specHash, stableJson } from '../core/spec-hash.js';
+import { readMessages } from '../client/run-chain.js';
+import type { ModelTurnInput, ModelTurnResult, OutputCheck } from '../workflows/activity-types.js';
+import { specQuery, workerProblemSignal, type WorkerProblem } from '../workflows/api.js';
 import { ProviderConfigError } from '../providers/errors.js';
 import { runKey, type ConversationCache } from './conversation-cache.js';
+import { keepAlive } from './keep-alive.js';
+import { attemptMemory, modelFailure } from './model-failure.js';
 import type { AgentRegistry } from './registry.js';
 
 export interface ModelTurnDeps {
@@ -27,11 +31,15 @@ export interface ModelTurnDeps {
 export function createModelTurn(deps: ModelTurnDeps) {
   return async function modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
     const ctx = Context.current();
-    const agent = deps.registry.serving(input.agent);
-    const spec = await recordedSpec(deps, agent, input.spec);
-    const messages = await conversation(deps, input.messageCount);
+    const memory = attemptMemory(ctx.info.heartbeatDetails);
+    // Heartbeats carry what the next attempt must know (see model-failure.ts).
+    const stopHeartbeats = keepAlive(ctx, () => memory);
+    let spec: AgentSpec | undefined;
     try {
-      const { provider: providerName, model } = parseModelName(spec.model);
+      const agent = deps.registry.serving(input.agent);
+      spec = await recordedSpec(deps, agent, input.spec);
+      const messages = await conversation(deps, input.messageCount);
+      const { provider: providerName, model } = modelName(spec.model);
       const provider = deps.providers.get(providerName);
       const response = await provider.generate({
         model,
@@ -42,13 +50,22 @@ export function createModelTurn(deps: ModelTurnDeps) {
         settings: spec.modelSettings,
         signal: ctx.cancellationSignal,
       });
-      const result: ModelTurnResult = { message: response.message, usage: response.usage, stopReason: response.stopReason };
-      if (spec.outputSchema && !response.message.toolCalls?.length) {
-        result.output = checkOutput(outputSchema(agent, spec), response.message.content);
-      }
-      return result;
+      return turnResult(agent, spec, response);
     } catch (err) {
-      throw toFailure(err, ctx.info.attempt);
+      // Cancelled (the run was cancelled, or the attempt is gone): report it as a cancellation.
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? err;
+      const failed = modelFailure(err, {
+        attempt: ctx.info.attempt,
+        retryPolicy: ctx.info.retryPolicy,
+        maxRetryAfterMs: spec?.modelSettings.maxRetryAfterMs,
+        memory,
+      });
+      if (failed.workerProblem) await reportWorkerProblem(deps.client, failed.workerProblem);
+      // The last heartbeat's details go with the failure to the next attempt.
+      ctx.heartbeat(failed.memory);
+      throw failed.failure;
+    } finally {
+      stopHeartbeats();
     }
   };
 }
@@ -57,6 +74,15 @@ function execution(): { workflowId: string; runId: string } {
   const execution = Context.current().info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('modelTurn runs only as part of an agentRun workflow.');
   return execution;
+}
+
+/** `provider:model` of the agent; a bad one is the worker's configuration problem. */
+function modelName(name: string): { provider: string; model: string } {
+  try {
+    return parseModelName(name);
+  } catch (err) {
+    throw new ProviderConfigError((err as Error).message, name.split(':')[0] ?? '');
+  }
 }
 
 /**
@@ -87,7 +113,36 @@ function outputSchema(agent: AgentDefinition, spec: AgentSpec): z.ZodType {
   return z.fromJSONSchema(spec.outputSchema as Parameters<typeof z.fromJSONSchema>[0]);
 }
 
-/** The run's first `count` messages: from the worker's cache, or by querying the run. */
+function turnResult(agent: AgentDefinition, spec: AgentSpec, response: ModelResponse): ModelTurnResult {
+  // Far above any model's output limit; bounded all the same, so no answer can fail the run.
+  const content = boundText(response.message.content, MODEL_ANSWER_BYTES, 'answer').text;
+  const message = content === response.message.content ? response.message : { ...response.message, content };
+  const result: ModelTurnResult = { message, usage: response.usage, stopReason: response.stopReason };
+  if (response.stopReason === 'max_tokens') result.truncated = true;
+  if (spec.outputSchema && !message.toolCalls?.length) {
+    result.output = result.truncated
+      ? { valid: false, error: cutOffOutputError(spec.modelSettings.maxTokens) }
+      : checkOutput(outputSchema(agent, spec), message.content);
+  }
+  return result;
+}
+
+/**
+ * Tells the run what holds it up, for its current details. Best effort: a signal that fails
+ * changes nothing about the activity's own outcome.
+ */
+async function reportWorkerProblem(client: Client, problem: WorkerProblem): Promise<void> {
+  const ctx = Context.current();
+  const execution = ctx.info.workflowExecution;
+  if (!execution) return;
+  try {
+    await client.workflow.getHandle(execution.workflowId, execution.runId).signal(workerProblemSignal, problem);
+  } catch (err) {
+    ctx.log.warn('Could not tell the run about a worker problem', { error: (err as Error)?.message ?? String(err) });
+  }
+}
+
+/** The run's first `count` messages: from the worker's cache, or by querying the run (across continue-as-new). */
 async function conversation(deps: ModelTurnDeps, count: number): Promise<Message[]> {
   const { workflowId, runId } = execution();
   const key = runKey(workflowId, runId);
@@ -114,30 +169,4 @@ function checkOutput(schema: z.ZodType, text: string): OutputCheck {
     valid: false,
     error: checked.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; '),
   };
-}
-
-/** Provider errors were classified by the adapter; here they become Temporal's retry decisions. */
-function toFailure(err: unknown, attempt: number): unknown {
-  if (err instanceof ApplicationFailure) return err;
-  if (err instanceof ProviderError) {
-    if (!err.retryable) {
-      return ApplicationFailure.create({
-        type: err instanceof ProviderConfigError ? ErrorTypes.Config : ErrorTypes.ProviderRequest,
-        nonRetryable: true,
-        message: err.message,
-        details: [{ provider: err.provider, status: err.status ?? null }],
-      });
-    }
-    return ApplicationFailure.create({
-      type: ErrorTypes.ProviderTransient,
-      message: `${err.message} (attempt ${attempt}; will retry)`,
-      details: [{ provider: err.provider, status: err.status ?? null }],
-      // The provider said when to come back: no earlier attempt than that.
-      ...(err.retryAfterMs !== undefined && { nextRetryDelay: err.retryAfterMs }),
-    });
-  }
-  if (err instanceof Error && /^Invalid model /.test(err.message)) {
-    return ApplicationFailure.create({ type: ErrorTypes.Config, nonRetryable: true, message: err.message });
-  }
-  return err;
 }

@@ -18,10 +18,19 @@ export interface ModelSettings {
   stream?: boolean;
   /** One HTTP attempt's limit; the model activity's start-to-close timeout is a little longer. Default 120 s. */
   timeoutMs?: number;
+  /**
+   * The model activity's heartbeat timeout: a worker lost during a model call is noticed after
+   * this long, and the call retried on another worker. The activity heartbeats every second
+   * while the call is pending, so a slow answer is never cut by it. Default 10 s.
+   */
+  heartbeatTimeoutMs?: number;
   /** Retries of the model turn activity. Default: 1 s initial, x2, at most 60 s apart, no attempt limit. */
   retry?: RetrySettings;
-  /** Heartbeat timeout of the model activity: a lost worker is noticed this soon. Default 10 s. */
-  heartbeatTimeoutMs?: number;
+  /**
+   * The longest a provider's `Retry-After` may hold back the next attempt; a longer one is
+   * capped to this, and the attempt's failure says so. Default 5 minutes.
+   */
+  maxRetryAfterMs?: number;
 }
 
 /** What the workflow and the model need to know about a tool; the code that runs it stays in the worker. */

@@ -139,6 +139,16 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
     );
   }
   parseModelName(options.model);
+  const maxRetryAfterMs = options.modelSettings?.maxRetryAfterMs;
+  if (maxRetryAfterMs !== undefined && !(Number.isFinite(maxRetryAfterMs) && maxRetryAfterMs > 0)) {
+    throw new Error(`Agent "${options.name}": modelSettings.maxRetryAfterMs must be a positive number of milliseconds, got ${maxRetryAfterMs}.`);
+  }
+  const heartbeatTimeoutMs = options.modelSettings?.heartbeatTimeoutMs;
+  if (heartbeatTimeoutMs !== undefined && !(Number.isFinite(heartbeatTimeoutMs) && heartbeatTimeoutMs >= 1_000)) {
+    throw new Error(
+      `Agent "${options.name}": modelSettings.heartbeatTimeoutMs must be at least 1000 (milliseconds), got ${heartbeatTimeoutMs}.`,
+    );
+  }
   const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) {
     throw new Error(`Agent "${options.name}": maxTurns must be a whole number of at least 1, got ${options.maxTurns}.`);

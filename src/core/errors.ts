@@ -11,25 +11,43 @@ export const ErrorTypes = {
   ProviderTransient: 'KeelProviderTransientError',
   /** The model's final answer did not match the output schema after all retries. */
   InvalidOutput: 'KeelInvalidOutput',
-  /** A bad configuration: an unknown provider, a missing API key. */
+  /**
+   * The worker's own configuration is wrong (a missing API key, an unknown provider, a bad model
+   * name): retried, so that fixing the worker and restarting it resumes the run.
+   */
   Config: 'KeelConfigError',
   /** The run's input is not what agentRun takes (a missing agent name, a bad override). */
   InvalidInput: 'KeelInvalidInput',
+  /** The provider answered 200 with something that is not its API's answer, several times in a row. */
+  MalformedResponse: 'KeelMalformedResponse',
 } as const;
 
 /**
  * A provider error, classified once in the provider adapter. The activity layer turns it
- * into a Temporal ApplicationFailure: retryable with `retryAfterMs` as the next delay, or not.
+ * into a Temporal ApplicationFailure: retryable (no earlier than `retryAfterMs`), or not.
  */
 export class ProviderError extends Error {
   readonly retryable: boolean;
   readonly status?: number;
+  /** How long the provider asked to wait (`Retry-After`): always positive; unusable values are dropped. */
   readonly retryAfterMs?: number;
   readonly provider: string;
+  /** The answer arrived but is not what the API promises: retried only a few times. */
+  readonly malformed: boolean;
+  /** The API's base URL, for messages about answers that do not come from the API one expects. */
+  readonly baseURL?: string;
 
   constructor(
     message: string,
-    opts: { provider: string; retryable: boolean; status?: number; retryAfterMs?: number; cause?: unknown },
+    opts: {
+      provider: string;
+      retryable: boolean;
+      status?: number;
+      retryAfterMs?: number;
+      malformed?: boolean;
+      baseURL?: string;
+      cause?: unknown;
+    },
   ) {
     super(message, { cause: opts.cause });
     this.name = 'ProviderError';
@@ -37,5 +55,7 @@ export class ProviderError extends Error {
     this.retryable = opts.retryable;
     this.status = opts.status;
     this.retryAfterMs = opts.retryAfterMs;
+    this.malformed = opts.malformed ?? false;
+    this.baseURL = opts.baseURL;
   }
 }

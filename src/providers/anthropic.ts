@@ -14,7 +14,7 @@ import type { JsonSchema } from '../core/json-schema.js';
 import type { Message, ToolCall } from '../core/messages.js';
 import type { ModelProvider, ModelRequest, ModelResponse, StopReason } from '../core/model.js';
 import type { Usage } from '../core/usage.js';
-import { MalformedResponseError, callProvider, throwIfAborted } from './errors.js';
+import { IncompleteStreamError, MalformedResponseError, callProvider, throwIfAborted } from './errors.js';
 
 export interface AnthropicProviderOptions {
   apiKey: string;
@@ -38,7 +38,13 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
     generate(request) {
       const timeoutMs = request.settings.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       return callProvider(
-        { provider: 'anthropic', model: request.model, timeoutMs, ...(request.signal && { signal: request.signal }) },
+        {
+          provider: 'anthropic',
+          model: request.model,
+          timeoutMs,
+          baseURL: client.baseURL,
+          ...(request.signal && { signal: request.signal }),
+        },
         (signal) =>
           request.settings.stream
             ? generateStreaming(client, request, signal, timeoutMs)
@@ -253,9 +259,13 @@ async function generateStreaming(
   let usage: UsageLike = {};
   let stopReason: string | null | undefined;
   let stopped = false;
+  let started = false;
+  let events = 0;
   for await (const event of stream) {
+    events++;
     switch (event.type) {
       case 'message_start':
+        started = true;
         usage = { ...event.message.usage };
         stopReason = event.message.stop_reason;
         break;
@@ -297,7 +307,8 @@ async function generateStreaming(
     }
   }
   throwIfAborted(signal, 'The Anthropic stream');
-  if (!stopped) throw new MalformedResponseError('the stream ended before the model finished its answer');
+  if (!started) throw new MalformedResponseError(`the answer has no message_start event (${events} events): it is not a Messages stream`);
+  if (!stopped) throw new IncompleteStreamError(`no message_stop after ${events} events`);
   const texts: string[] = [];
   const toolCalls: ToolCall[] = [];
   for (const [, b] of [...blocks.entries()].sort(([a], [c]) => a - c)) {

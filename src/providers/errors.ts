@@ -1,7 +1,8 @@
 /**
- * Provider errors are classified once, here, for every adapter: retryable (the model activity
- * is retried, after `retryAfterMs` when the provider said how long to wait) or not (the run
- * fails at once with a message that says what to fix).
+ * Provider errors are classified once, here, for every adapter. Following Temporal's
+ * convention, everything is retried (no earlier than a usable `Retry-After`) except what is
+ * known to be the request's own fault (400, 401, 403, 404, 413, 422, an exhausted quota or
+ * billing): those fail the run at once with a message that says what to fix.
  */
 import { STATUS_CODES } from 'node:http';
 import Anthropic from '@anthropic-ai/sdk';
@@ -14,15 +15,20 @@ export interface ErrorContext {
   model?: string;
   /** The per-request timeout in force, for timeout messages. */
   timeoutMs?: number;
+  /** The API's base URL, for messages about answers that are not the API's. */
+  baseURL?: string;
 }
 
-/** A provider configuration problem (a missing API key, an unknown provider): never retryable. */
+/**
+ * A problem of the worker's own configuration (a missing API key, an unknown provider, a bad
+ * model name). Retryable: the run waits until a worker that is set up right takes the turn.
+ */
 export class ProviderConfigError extends ProviderError {
   /** The ApplicationFailure type the activity layer should use. */
   readonly errorType = ErrorTypes.Config;
 
   constructor(message: string, provider: string) {
-    super(message, { provider, retryable: false });
+    super(message, { provider, retryable: true });
     this.name = 'ProviderConfigError';
   }
 }
@@ -38,6 +44,17 @@ export class MalformedResponseError extends Error {
   }
 }
 
+/**
+ * Thrown by adapters when a stream that had started ends (without an error) before the model
+ * finished its answer: a dropped connection rather than a wrong answer, so retried as such.
+ */
+export class IncompleteStreamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IncompleteStreamError';
+  }
+}
+
 const DISPLAY_NAMES: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic', demo: 'Demo' };
 
 export function providerDisplayName(provider: string): string {
@@ -48,6 +65,29 @@ const API_KEY_VARS: Record<string, string> = { openai: 'OPENAI_API_KEY', anthrop
 
 export function apiKeyVariable(provider: string): string {
   return API_KEY_VARS[provider] ?? `${provider.toUpperCase()}_API_KEY`;
+}
+
+const BASE_URL_VARS: Record<string, string> = { openai: 'OPENAI_BASE_URL', anthropic: 'ANTHROPIC_BASE_URL' };
+
+export function baseUrlVariable(provider: string): string {
+  return BASE_URL_VARS[provider] ?? `${provider.toUpperCase()}_BASE_URL`;
+}
+
+const API_NAMES: Record<string, string> = { openai: 'OpenAI-compatible Chat Completions API', anthropic: 'Anthropic Messages API' };
+
+/**
+ * The message of a model turn that gave up after `attempts` malformed answers: where they came
+ * from and what to check.
+ */
+export function malformedGiveUpMessage(err: ProviderError, attempts: number): string {
+  const P = providerDisplayName(err.provider);
+  const cause = err.cause instanceof Error ? err.cause.message : err.message;
+  const where = err.baseURL ?? `${P}'s default base URL`;
+  return (
+    `${P} answered ${attempts} times with something that is not an answer of its API, from ${where} (last: ${cause}). ` +
+    `Check that ${where} is the base URL of an ${API_NAMES[err.provider] ?? `${P} API`} ` +
+    `(${baseUrlVariable(err.provider)} in the worker's environment, or providers.${err.provider}.baseURL of createWorker).`
+  );
 }
 
 function statusText(status: number): string {
@@ -122,25 +162,47 @@ function errorCodeAndType(err: ApiErrorLike): { code?: string; type?: string } {
   return { ...(code !== undefined && { code }), ...(type !== undefined && { type }) };
 }
 
-/** `retry-after-ms` (milliseconds), else `retry-after` (seconds or an HTTP date), in milliseconds. */
+/** What a provider said about when to come back. */
+export interface RetryAfter {
+  /** The wait it asked for, in milliseconds: always positive (never 0), not yet capped. */
+  ms?: number;
+  /** The headers it sent that keel could not use (zero, negative, unreadable, a past date). */
+  ignored?: string;
+}
+
+/**
+ * `retry-after-ms` (milliseconds), else `retry-after` (seconds or an HTTP date). A value that is
+ * not a positive wait (0, negative, unreadable, a date in the past) is ignored: the retry policy
+ * then decides, as if the provider had said nothing. How long a wait is honoured is decided
+ * with the retry policy in the model activity.
+ */
+export function readRetryAfter(headers: { get(name: string): string | null } | undefined, now: number = Date.now()): RetryAfter {
+  if (!headers || typeof headers.get !== 'function') return {};
+  const ignored: string[] = [];
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && ms.trim() !== '') {
+    const n = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$/.test(ms) ? Number.parseFloat(ms) : NaN;
+    if (Number.isFinite(n) && n > 0) return { ms: Math.ceil(n) };
+    ignored.push(`retry-after-ms: ${JSON.stringify(ms.slice(0, 40))}`);
+  }
+  const ra = headers.get('retry-after');
+  if (ra !== null && ra.trim() !== '') {
+    const trimmed = ra.trim();
+    let wait = NaN;
+    if (/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) wait = Number.parseFloat(trimmed) * 1000;
+    else if (/[a-z]/i.test(trimmed)) wait = Date.parse(trimmed) - now;
+    if (Number.isFinite(wait) && wait > 0) return { ms: Math.ceil(wait), ...(ignored.length > 0 && { ignored: ignored.join(', ') }) };
+    ignored.push(`Retry-After: ${JSON.stringify(ra.slice(0, 40))}`);
+  }
+  return ignored.length > 0 ? { ignored: ignored.join(', ') } : {};
+}
+
+/** The usable wait of `readRetryAfter`, in milliseconds. */
 export function retryAfterMsFromHeaders(
   headers: { get(name: string): string | null } | undefined,
   now: number = Date.now(),
 ): number | undefined {
-  if (!headers || typeof headers.get !== 'function') return undefined;
-  const ms = headers.get('retry-after-ms');
-  if (ms) {
-    const n = Number.parseFloat(ms);
-    if (Number.isFinite(n) && n >= 0) return Math.round(n);
-  }
-  const ra = headers.get('retry-after');
-  if (ra) {
-    const trimmed = ra.trim();
-    if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number.parseFloat(trimmed) * 1000);
-    const date = Date.parse(trimmed);
-    if (Number.isFinite(date)) return Math.max(0, date - now);
-  }
-  return undefined;
+  return readRetryAfter(headers, now).ms;
 }
 
 function causeChain(err: unknown): unknown[] {
@@ -229,6 +291,7 @@ const TYPE_STATUS: Record<string, number> = {
   server_error: 500,
   overloaded_error: 529,
   timeout_error: 504,
+  billing_error: 402,
 };
 
 /**
@@ -238,10 +301,9 @@ const TYPE_STATUS: Record<string, number> = {
 export function classifyProviderError(provider: string, err: unknown, context: ErrorContext = {}): ProviderError {
   if (err instanceof ProviderError) return err;
   const P = providerDisplayName(provider);
-  const transient = (message: string, extra: { status?: number; retryAfterMs?: number } = {}) =>
-    new ProviderError(message, { provider, retryable: true, cause: err, ...extra });
-  const fatal = (message: string, status?: number) =>
-    new ProviderError(message, { provider, retryable: false, cause: err, ...(status !== undefined && { status }) });
+  const baseURL = context.baseURL;
+  const transient = (message: string, extra: { malformed?: boolean } = {}) =>
+    new ProviderError(message, { provider, retryable: true, cause: err, ...(baseURL !== undefined && { baseURL }), ...extra });
 
   if (isTimeout(err)) {
     const within = context.timeoutMs !== undefined ? ` within ${context.timeoutMs} ms` : ' in time';
@@ -269,12 +331,20 @@ export function classifyProviderError(provider: string, err: unknown, context: E
     return transient(`Could not reach ${P}, or the connection was lost (${detail || 'connection error'}); the model turn will be retried.`);
   }
 
-  if (err instanceof SyntaxError || err instanceof MalformedResponseError) {
-    return transient(`${P} sent a malformed response (${err.message}); the model turn will be retried.`);
+  if (err instanceof IncompleteStreamError) {
+    return transient(`${P}'s stream ended before the model finished its answer (${err.message}); the model turn will be retried.`);
   }
 
-  const message = err instanceof Error ? err.message : String(err);
-  return fatal(`Unexpected error calling ${P}: ${message}`);
+  if (err instanceof SyntaxError || err instanceof MalformedResponseError) {
+    const from = baseURL !== undefined ? ` from ${baseURL}` : '';
+    return transient(`${P} sent a malformed response${from} (${err.message}); the model turn will be retried.`, {
+      malformed: true,
+    });
+  }
+
+  // Not recognized: retried (Temporal's convention), so a surprise never loses a run.
+  const message = err instanceof Error ? `${err.name && err.name !== 'Error' ? `${err.name}: ` : ''}${err.message}` : String(err);
+  return transient(`Unexpected error calling ${P}: ${message}; the model turn will be retried.`);
 }
 
 function classifyStatus(
@@ -289,16 +359,24 @@ function classifyStatus(
   const said = quote(providerMessage(api));
   const { code, type } = errorCodeAndType(api);
   const label = fromStream && type ? `${type} while streaming` : `${status} ${statusText(status)}`;
-  const retryAfterMs = retryAfterMsFromHeaders(api.headers);
+  const retryAfter = readRetryAfter(api.headers);
+  const baseURL = context.baseURL;
   const transient = (message: string) =>
-    new ProviderError(message, {
-      provider,
-      retryable: true,
-      status,
-      cause: err,
-      ...(retryAfterMs !== undefined && { retryAfterMs }),
-    });
-  const fatal = (message: string) => new ProviderError(message, { provider, retryable: false, status, cause: err });
+    new ProviderError(
+      retryAfter.ignored === undefined
+        ? message
+        : `${message} Ignored ${retryAfter.ignored} (not a positive wait)${retryAfter.ms === undefined ? ': the retry policy decides when to try again' : ''}.`,
+      {
+        provider,
+        retryable: true,
+        status,
+        cause: err,
+        ...(retryAfter.ms !== undefined && { retryAfterMs: retryAfter.ms }),
+        ...(baseURL !== undefined && { baseURL }),
+      },
+    );
+  const fatal = (message: string) =>
+    new ProviderError(message, { provider, retryable: false, status, cause: err, ...(baseURL !== undefined && { baseURL }) });
   const modelRef = `'${provider}:${context.model ?? '...'}'`;
 
   if (status === 429) {
@@ -308,6 +386,9 @@ function classifyStatus(
       );
     }
     return transient(`${P} is rate limiting requests (${label}); the model turn will be retried. ${P} said: ${said}`);
+  }
+  if (status === 402 || type === 'billing_error') {
+    return fatal(`${P} refused the request for billing reasons (${label}): check your plan and billing; retrying will not help. ${P} said: ${said}`);
   }
   if (status === 408 || status === 409 || status >= 500) {
     const what =
@@ -331,7 +412,8 @@ function classifyStatus(
       );
     case 404:
       return fatal(
-        `${P} says the model was not found (${fromStream ? label : '404'}): check the model name in the agent's \`model\` (${modelRef}). ${P} said: ${said}`,
+        `${P} says the model was not found (${fromStream ? label : '404'}): check the model name in the agent's \`model\` (${modelRef}).` +
+          `${baseURL !== undefined ? ` If it is right, check that ${baseURL} is the API's base URL.` : ''} ${P} said: ${said}`,
       );
     case 413:
       return fatal(
@@ -346,7 +428,8 @@ function classifyStatus(
       return fatal(`${P} rejected the request as invalid (${label}): ${hint}. ${P} said: ${said}`);
     }
     default:
-      return fatal(`${P} refused the request (${label}); retrying will not help. ${P} said: ${said}`);
+      // A status keel does not know: retried, as Temporal retries any error it is not told about.
+      return transient(`${P} answered with an unexpected status (${label}); the model turn will be retried. ${P} said: ${said}`);
   }
 }
 
@@ -380,7 +463,7 @@ export async function callProvider<T>(options: CallOptions, fn: (signal: AbortSi
     if (timedOut) {
       throw new ProviderError(
         `${providerDisplayName(provider)} did not answer within ${timeoutMs} ms (request timed out); the model turn will be retried.`,
-        { provider, retryable: true, cause: err },
+        { provider, retryable: true, cause: err, ...(options.baseURL !== undefined && { baseURL: options.baseURL }) },
       );
     }
     throw classifyProviderError(provider, err, options);

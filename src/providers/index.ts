@@ -5,7 +5,7 @@
 import type { ModelProvider } from '../core/model.js';
 import { createAnthropicProvider } from './anthropic.js';
 import { createDemoProvider } from './demo.js';
-import { ProviderConfigError, apiKeyVariable } from './errors.js';
+import { ProviderConfigError, apiKeyVariable, baseUrlVariable } from './errors.js';
 import { createOpenAIProvider } from './openai.js';
 
 export { createAnthropicProvider, type AnthropicProviderOptions } from './anthropic.js';
@@ -13,11 +13,16 @@ export { createDemoProvider } from './demo.js';
 export {
   classifyProviderError,
   callProvider,
+  IncompleteStreamError,
   MalformedResponseError,
   ProviderConfigError,
+  baseUrlVariable,
+  malformedGiveUpMessage,
   providerDisplayName,
+  readRetryAfter,
   retryAfterMsFromHeaders,
   type ErrorContext,
+  type RetryAfter,
 } from './errors.js';
 export { createOpenAIProvider, type OpenAIProviderOptions } from './openai.js';
 
@@ -36,13 +41,11 @@ export interface ProvidersConfig {
 }
 
 export interface ProviderRegistry {
-  /** The provider for a model name's prefix; throws a non-retryable ProviderError when it cannot. */
+  /** The provider for a model name's prefix; throws a (retryable) ProviderConfigError when it cannot. */
   get(provider: string): ModelProvider;
 }
 
 export const KNOWN_PROVIDERS = ['openai', 'anthropic', 'demo'] as const;
-
-const BASE_URL_VARS: Record<string, string> = { openai: 'OPENAI_BASE_URL', anthropic: 'ANTHROPIC_BASE_URL' };
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
@@ -64,7 +67,7 @@ export function createProviderRegistry(config: ProvidersConfig = {}): ProviderRe
         provider,
       );
     }
-    const baseURL = nonEmpty(given.baseURL) ?? nonEmpty(process.env[BASE_URL_VARS[provider] ?? '']);
+    const baseURL = nonEmpty(given.baseURL) ?? nonEmpty(process.env[baseUrlVariable(provider)]);
     return {
       apiKey,
       ...(baseURL !== undefined && { baseURL }),

@@ -12,7 +12,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ModelProvider, ModelRequest, ModelResponse, StopReason } from '../core/model.js';
 import type { Message, ToolCall } from '../core/messages.js';
-import { MalformedResponseError, callProvider, throwIfAborted } from './errors.js';
+import { IncompleteStreamError, MalformedResponseError, callProvider, throwIfAborted } from './errors.js';
 
 export interface OpenAIProviderOptions {
   apiKey: string;
@@ -34,7 +34,13 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     generate(request) {
       const timeoutMs = request.settings.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       return callProvider(
-        { provider: 'openai', model: request.model, timeoutMs, ...(request.signal && { signal: request.signal }) },
+        {
+          provider: 'openai',
+          model: request.model,
+          timeoutMs,
+          baseURL: client.baseURL,
+          ...(request.signal && { signal: request.signal }),
+        },
         (signal) =>
           request.settings.stream
             ? generateStreaming(client, request, signal, timeoutMs)
@@ -138,6 +144,9 @@ async function generateJson(
   const c = completion as ChatCompletion;
   const choice = c.choices[0];
   if (!choice) throw new MalformedResponseError('the chat completion has no choices');
+  if (typeof choice.message !== 'object' || choice.message === null) {
+    throw new MalformedResponseError('the chat completion\'s first choice has no message');
+  }
   const toolCalls: ToolCall[] = [];
   for (const [i, call] of (choice.message.tool_calls ?? []).entries()) {
     if (call.type === 'custom') {
@@ -197,9 +206,8 @@ async function generateStreaming(
     if (choice.finish_reason) finishReason = choice.finish_reason;
   }
   throwIfAborted(signal, 'The OpenAI stream');
-  if (chunks === 0 || finishReason === undefined) {
-    throw new MalformedResponseError('the stream ended before the model finished its answer');
-  }
+  if (chunks === 0) throw new MalformedResponseError('the answer has no stream events: it is not a Chat Completions stream');
+  if (finishReason === undefined) throw new IncompleteStreamError(`no finish_reason after ${chunks} chunks`);
   const toolCalls: ToolCall[] = [...calls.entries()]
     .sort(([a], [b]) => a - b)
     .map(([index, c]) => ({ id: c.id || `call_${index}`, name: c.name, arguments: c.arguments || '{}' }));

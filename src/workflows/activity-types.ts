@@ -35,10 +35,14 @@ export interface ModelTurnResult {
   message: AssistantMessage;
   usage: Usage;
   stopReason: StopReason;
+  /**
+   * The answer was cut off at the output token limit (`stopReason` is `'max_tokens'`): its text
+   * may end mid-sentence and its last tool call's arguments are likely incomplete. Absent when
+   * the answer is whole.
+   */
+  truncated?: true;
   /** For an agent with an output schema, a final answer checked against it. */
   output?: OutputCheck;
-  /** The answer stopped at the token limit (and may be incomplete). */
-  truncated?: boolean;
 }
 
 export interface ToolCallInput {

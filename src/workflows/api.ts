@@ -26,11 +26,18 @@ export const eventsQuery = defineQuery<EventPage, [number?]>('events');
 /** The spec the run recorded with this fingerprint (`specHash`), or null. */
 export const specQuery = defineQuery<AgentSpec | null, [string]>('spec');
 
-/** A worker meets a problem of its own (a missing API key): the run shows it while it waits for a fixed worker. */
+/** A problem of the worker's own setup that holds the run up (and is retried until it is fixed). */
 export interface WorkerProblem {
-  type: string;
+  /** What is wrong and what to fix, for the run's current details. */
   message: string;
+  /** The error type, for example `KeelConfigError`. */
+  type: string;
 }
+
+/**
+ * Sent by the model activity to its own run when it meets a worker problem (once per problem,
+ * not once per attempt), so the run's current details can say what holds it up.
+ */
 export const workerProblemSignal = defineSignal<[WorkerProblem]>('workerProblem');
 
 export const agentSearchAttribute = defineSearchAttributeKey('KeelAgent', 'KEYWORD');

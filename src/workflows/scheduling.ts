@@ -8,7 +8,10 @@ import type { AgentActivities } from './activity-types.js';
 
 const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
 const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
-/** A lost worker is noticed this soon, and a cancel reaches the activity about as soon. */
+/**
+ * Model and tool activities heartbeat every second: a lost worker is noticed this long after its
+ * last heartbeat, and a cancel reaches the activity about as soon.
+ */
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
 
 /** Provider outages are waited out: unlimited attempts, at most a minute apart. */
@@ -25,6 +28,7 @@ export function modelActivity(spec: AgentSpec, turn: number): Pick<AgentActiviti
     retry: {
       ...DEFAULT_MODEL_RETRY,
       ...retryPolicy(settings.retry),
+      // Not KeelConfigError: a worker's configuration problem is retried until the worker is fixed.
       nonRetryableErrorTypes: [ErrorTypes.ProviderRequest, ErrorTypes.UnknownAgent],
     },
     summary: `turn ${turn} · ${spec.model}`,

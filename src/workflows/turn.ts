@@ -6,7 +6,7 @@ import { ApplicationFailure, setCurrentDetails } from '@temporalio/workflow';
 import { ErrorTypes } from '../core/errors.js';
 import { preview } from '../core/limits.js';
 import { userMessage, type ToolResultMessage } from '../core/messages.js';
-import { errorResult } from '../core/tool-pipeline.js';
+import { CONTINUE_CUT_OFF_ANSWER, cutOffOutputError, cutOffToolResult } from '../core/cut-off.js';
 import { addUsage } from '../core/usage.js';
 import type { ModelTurnResult } from './activity-types.js';
 import type { Run } from './run-state.js';
@@ -52,7 +52,7 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
   let results: ToolResultMessage[];
   if (truncated) {
     // The last call's arguments may be cut in half: run none of them, and say why.
-    results = toolCalls.map((call) => errorResult(call, cutOffMessage(spec.modelSettings.maxTokens)));
+    results = toolCalls.map((call) => cutOffToolResult(call, spec.modelSettings.maxTokens));
     for (const r of results) {
       run.emit({ type: 'tool.finished', turn, callId: r.toolCallId, tool: r.toolName, result: preview(r.content), isError: true, stage: 'truncated' });
     }
@@ -67,13 +67,6 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
   return { done: false };
 }
 
-function cutOffMessage(maxTokens: number | undefined): string {
-  return (
-    `Error: your answer was cut off at the token limit${maxTokens ? ` (${maxTokens} tokens)` : ''}, so its tool calls ` +
-    'may be incomplete and none of them ran. Call the tools again, with shorter arguments or fewer calls at once.'
-  );
-}
-
 /** A turn without tool calls: the final answer, checked against the output schema if any. */
 function finalAnswer(run: Run, turn: number, result: ModelTurnResult, truncated: boolean): TurnOutcome {
   const spec = run.agent;
@@ -81,16 +74,14 @@ function finalAnswer(run: Run, turn: number, result: ModelTurnResult, truncated:
     if (truncated) {
       // Cut off at the token limit: the model continues where it stopped; the pieces make the answer.
       run.partialAnswer += result.message.content;
-      run.append([userMessage('Your answer was cut off at the token limit. Continue exactly where it stopped, without repeating anything.')]);
+      run.append([userMessage(CONTINUE_CUT_OFF_ANSWER)]);
       return { done: false };
     }
     const output = run.partialAnswer + result.message.content;
     run.partialAnswer = '';
     return { done: true, status: 'completed', output };
   }
-  const check = truncated
-    ? { valid: false as const, error: 'the answer was cut off at the token limit; give a shorter answer' }
-    : result.output;
+  const check = truncated ? { valid: false as const, error: cutOffOutputError(spec.modelSettings.maxTokens) } : result.output;
   if (check?.valid) return { done: true, status: 'completed', output: check.value };
   const error = check?.error ?? 'the model answered, but the worker did not check the answer';
   run.outputAttempts++;

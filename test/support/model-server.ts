@@ -39,6 +39,11 @@ export interface ScriptedReply {
   stopReason?: 'end' | 'tool_calls' | 'max_tokens';
   /** Wait this long before answering (for latency benchmarks and timeout tests). */
   delayMs?: number;
+  /**
+   * Streaming requests only: wait this long between two events of the stream (the first event
+   * is sent at once), so a stream can take as long as a test needs while it keeps progressing.
+   */
+  chunkDelayMs?: number;
 }
 
 /** A failure the server produces instead of a reply. */
@@ -46,8 +51,13 @@ export type ScriptedFault =
   | {
       fault: 'status';
       status: number;
-      /** Seconds, sent as the `Retry-After` header. */
-      retryAfter?: number;
+      /**
+       * The `Retry-After` header: a number is seconds; a string is sent verbatim, so tests can
+       * send what a real server might ('0', '-5', 'soon', an HTTP date).
+       */
+      retryAfter?: number | string;
+      /** More response headers, sent verbatim (for example `{ 'retry-after-ms': '1500' }`). */
+      headers?: Record<string, string>;
       /**
        * Sent as the JSON body. Default: a provider-shaped error body for the API that was
        * called, e.g. OpenAI `{error:{message,type,param,code}}` or Anthropic
@@ -63,7 +73,12 @@ export type ScriptedFault =
    */
   | { fault: 'hang'; ms?: number }
   /** HTTP 200 with a body that is not JSON (for a streaming request: an SSE event whose data is not JSON). */
-  | { fault: 'malformed-json' };
+  | { fault: 'malformed-json' }
+  /**
+   * Exactly this body, whatever the API or `stream` (a string verbatim, anything else as JSON):
+   * for answers that parse but are not what the API promises, such as `{ "hello": "world" }`.
+   */
+  | { fault: 'body'; body: unknown; status?: number; contentType?: string };
 
 export type ScriptStep = ScriptedReply | ScriptedFault;
 
@@ -78,6 +93,11 @@ export interface RecordedRequest {
   body: any;
   /** `Date.now()` when the request body had been read. */
   receivedAt: number;
+  /**
+   * `Date.now()` when the connection closed before the whole answer was written: the client
+   * gave up (an abort, a timeout, a cancelled activity) or a fault dropped it. Unset otherwise.
+   */
+  closedAt?: number;
 }
 
 /**
@@ -122,6 +142,7 @@ interface ResolvedReply {
   inputTokens: number;
   outputTokens: number;
   stopReason: StopReason;
+  chunkDelayMs: number | undefined;
 }
 
 /** Per-model state; kept apart so ids and indexes do not depend on what other tests do. */
@@ -224,7 +245,7 @@ function renderOpenAI(
   model: string,
   id: string,
   includeUsage: boolean,
-): { json: unknown; sse: string } {
+): { json: unknown; events: string[] } {
   const created = Math.floor(Date.now() / 1000);
   const finishReason = { end: 'stop', tool_calls: 'tool_calls', max_tokens: 'length' }[reply.stopReason];
   const usage = {
@@ -287,10 +308,10 @@ function renderOpenAI(
   }
   events.push('data: [DONE]\n\n');
 
-  return { json, sse: events.join('') };
+  return { json, events };
 }
 
-function renderAnthropic(reply: ResolvedReply, model: string, id: string): { json: unknown; sse: string } {
+function renderAnthropic(reply: ResolvedReply, model: string, id: string): { json: unknown; events: string[] } {
   const stopReason = { end: 'end_turn', tool_calls: 'tool_use', max_tokens: 'max_tokens' }[reply.stopReason];
   const usage = (outputTokens: number) => ({
     input_tokens: reply.inputTokens,
@@ -364,7 +385,7 @@ function renderAnthropic(reply: ResolvedReply, model: string, id: string): { jso
     sse({ type: 'message_stop' }, 'message_stop'),
   );
 
-  return { json, sse: events.join('') };
+  return { json, events };
 }
 
 /**
@@ -377,7 +398,8 @@ function renderAnthropic(reply: ResolvedReply, model: string, id: string): { jso
  * - Anthropic JSON mode: a tool call's `arguments` string is parsed into `input`; when it is
  *   not valid JSON, `input` is that raw string. In streaming mode the string is sent verbatim
  *   as the `input_json_delta` text, as the real API would stream it.
- * - Streams are written in one go (no pauses between events); `delayMs` delays the whole answer.
+ * - Streams are written in one go unless `chunkDelayMs` spaces their events; `delayMs` delays
+ *   the whole answer.
  */
 export async function startModelServer(options: { port?: number } = {}): Promise<ModelServer> {
   const models = new Map<string, ModelState>();
@@ -446,10 +468,17 @@ export async function startModelServer(options: { port?: number } = {}): Promise
       inputTokens: reply.usage?.inputTokens ?? estimateTokens(JSON.stringify(request.body?.messages ?? [])),
       outputTokens: reply.usage?.outputTokens ?? estimateTokens(produced),
       stopReason: reply.stopReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'end'),
+      chunkDelayMs: reply.chunkDelayMs,
     };
   };
 
-  const answerReply = (res: http.ServerResponse, request: RecordedRequest, reply: ResolvedReply, seq: number) => {
+  const answerReply = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    request: RecordedRequest,
+    reply: ResolvedReply,
+    seq: number,
+  ) => {
     const id = request.api === 'openai' ? `chatcmpl-scripted-${seq}` : `msg_scripted_${seq}`;
     const requestId = `req_scripted_${seq}`;
     const rendered =
@@ -459,7 +488,19 @@ export async function startModelServer(options: { port?: number } = {}): Promise
     const idHeader = request.api === 'openai' ? { 'x-request-id': requestId } : { 'request-id': requestId };
     if (request.stream) {
       res.writeHead(200, { ...SSE_HEADERS, ...idHeader });
-      res.end(rendered.sse);
+      const pause = reply.chunkDelayMs;
+      if (!pause) {
+        res.end(rendered.events.join(''));
+        return;
+      }
+      // One event now, the next after the pause, and so on; a client that leaves ends it.
+      const events = [...rendered.events];
+      const writeNext = () => {
+        res.write(events.shift() ?? '');
+        if (events.length === 0) res.end();
+        else later(res, pause, writeNext, () => req.socket.destroy());
+      };
+      writeNext();
     } else {
       sendJson(res, 200, rendered.json, idHeader);
     }
@@ -468,7 +509,7 @@ export async function startModelServer(options: { port?: number } = {}): Promise
   const answerFault = (req: http.IncomingMessage, res: http.ServerResponse, request: RecordedRequest, fault: ScriptedFault) => {
     switch (fault.fault) {
       case 'status': {
-        const headers: http.OutgoingHttpHeaders = {};
+        const headers: http.OutgoingHttpHeaders = { ...fault.headers };
         if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
         const body =
           fault.body ?? errorBody(request.api, fault.status, `scripted fault: HTTP ${fault.status} for model "${request.model}"`);
@@ -500,6 +541,10 @@ export async function startModelServer(options: { port?: number } = {}): Promise
           res.writeHead(200, SSE_HEADERS);
           res.end(request.api === 'anthropic' ? 'event: message_start\ndata: {not json\n\n' : 'data: {not json\n\n');
         }
+        return;
+      case 'body':
+        res.writeHead(fault.status ?? 200, { 'content-type': fault.contentType ?? JSON_HEADERS['content-type'] });
+        res.end(typeof fault.body === 'string' ? fault.body : JSON.stringify(fault.body));
         return;
     }
   };
@@ -536,6 +581,9 @@ export async function startModelServer(options: { port?: number } = {}): Promise
     const state = stateFor(request.model);
     const index = state.requestCount++;
     recorded.push(request);
+    res.on('close', () => {
+      if (!res.writableFinished) request.closedAt ??= Date.now();
+    });
     const seq = ++responseSeq;
 
     if (!parsed) {
@@ -554,9 +602,9 @@ export async function startModelServer(options: { port?: number } = {}): Promise
     // Resolve now so tool-call ids follow request order even when delays reorder answers.
     const reply = resolveReply(api, step, request, state);
     if (step.delayMs !== undefined && step.delayMs > 0) {
-      later(res, step.delayMs, () => answerReply(res, request, reply, seq), () => req.socket.destroy());
+      later(res, step.delayMs, () => answerReply(req, res, request, reply, seq), () => req.socket.destroy());
     } else {
-      answerReply(res, request, reply, seq);
+      answerReply(req, res, request, reply, seq);
     }
   };
 

@@ -1,0 +1,61 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentClient } from '../src/client/agent-client.js';
+import { activityEvents, historyOf } from './support/history.js';
+import { TEMPORAL_ADDRESS, providersFor, startKeel, workflowBundle } from './support/keel.js';
+import { MODEL_CRASH_HEARTBEAT_TIMEOUT_MS, MODEL_CRASH_MODEL, modelCrashAgent } from './support/model-crash-agent.js';
+import { startModelServer, type ModelServer } from './support/model-server.js';
+import { spawnWorker } from './support/spawn-worker.js';
+
+let server: ModelServer;
+const cleanup: (() => unknown)[] = [];
+
+beforeAll(async () => {
+  server = await startModelServer();
+  // Bundled before the kill, so the worker that takes over is not slowed by it.
+  await workflowBundle();
+});
+afterAll(async () => {
+  for (const fn of cleanup.reverse()) await fn();
+  await server?.close();
+});
+
+describe('a worker killed during a model call', () => {
+  it('is noticed within the heartbeat timeout, and the call retried on another worker', async () => {
+    // The first request hangs (the provider is thinking); the retry answers.
+    server.script(MODEL_CRASH_MODEL, [{ fault: 'hang' }, { text: 'survived' }]);
+    const taskQueue = `model-crash-${randomUUID().slice(0, 8)}`;
+    const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+    cleanup.push(() => env.teardown());
+    const client = new AgentClient({ client: env.client, taskQueue });
+
+    const doomed = spawnWorker(taskQueue, server.url, cleanup);
+    await doomed.waitFor(/worker ready/);
+    const run = await client.start('model-crash-test', 'Think hard.');
+    await expect.poll(() => server.requests(MODEL_CRASH_MODEL).length, { timeout: 30_000 }).toBe(1);
+
+    // Another worker is there to take over (as in production), then the first one dies.
+    const rescuer = await startKeel({ agents: [modelCrashAgent], providers: providersFor(server), taskQueue });
+    cleanup.push(() => rescuer.stop());
+    const killedAt = Date.now();
+    doomed.child.kill('SIGKILL');
+
+    expect(await rescuer.client.getHandle(run.workflowId).result()).toMatchObject({
+      status: 'completed',
+      output: 'survived',
+      turns: 1,
+    });
+    const [, retried] = server.requests(MODEL_CRASH_MODEL);
+    // The one timing bound of the suite, and the point of this test: without heartbeats the lost
+    // attempt was noticed only at its start-to-close timeout (125 s by default). With them, the
+    // next attempt starts within the heartbeat timeout (counted from the last heartbeat, before
+    // the kill) plus the retry interval and a task poll. Generous: heartbeat timeout + 8 s.
+    expect(retried!.receivedAt - killedAt).toBeLessThan(MODEL_CRASH_HEARTBEAT_TIMEOUT_MS + 8_000);
+
+    const modelTurns = activityEvents(await historyOf(rescuer.client.getHandle(run.workflowId))).filter(
+      (a) => a.type === 'modelTurn',
+    );
+    expect(modelTurns.map((a) => a.attempt)).toEqual([2]);
+  });
+});
