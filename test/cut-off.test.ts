@@ -107,7 +107,7 @@ describe.each(variants)('an answer cut off at the token limit ($api, stream: $st
     });
     expect(ofType(await run.events(), 'turn.finished').map((e) => e.truncated)).toEqual([true, undefined]);
     // The model was asked to go on, and saw what it had written.
-    const second = JSON.stringify(t.server.requests(model)[1]!.body.messages);
+    const second = JSON.stringify(t.server.requests(model).at(-1)!.body.messages);
     expect(second).toContain('The answer is long, and it goes on and');
     expect(second).toContain('Continue exactly where it stopped');
   });
