@@ -372,9 +372,8 @@ describe.each<Api>(['openai', 'anthropic'])('%s error classification', (api) => 
   it.each([false, true])('a hang past timeoutMs is a retryable timeout (stream: %s)', async (stream) => {
     const m = model(`${api}-hang`);
     server.script(m, [{ fault: 'hang', ms: 5_000 }]);
-    const started = Date.now();
     const err = await providerFailure(provider(api).generate(request(m, { settings: { stream, timeoutMs: 150 } })));
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Only the adapter's own deadline says this (the server's hang would end as a lost connection).
     expect(err.retryable).toBe(true);
     expect(err.message).toMatch(/150 ms/);
     expect(err.message).toMatch(/timed out/);
