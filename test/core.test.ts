@@ -6,6 +6,9 @@ import { defineAgent, defineTool } from '../src/core/define.js';
 import { EventLog } from '../src/core/event-log.js';
 import { userMessage } from '../src/core/messages.js';
 import { parseJsonAnswer } from '../src/core/output.js';
+import { boundText, pageWithin, utf8Bytes } from '../src/core/limits.js';
+import { specHash } from '../src/core/spec-hash.js';
+import { callProblem, composeStages, type ToolStage } from '../src/core/tool-pipeline.js';
 
 const echo = defineTool({
   name: 'echo',
@@ -131,5 +134,76 @@ describe('parseJsonAnswer', () => {
     expect(parseJsonAnswer('{"a":1}')).toEqual({ ok: true, value: { a: 1 } });
     expect(parseJsonAnswer('```json\n[1, 2]\n```')).toEqual({ ok: true, value: [1, 2] });
     expect(parseJsonAnswer('Sure! {"a":1}')).toMatchObject({ ok: false, error: expect.stringMatching(/not valid JSON/) });
+  });
+});
+
+describe('limits', () => {
+  it('counts UTF-8 bytes without Buffer', () => {
+    for (const text of ['', 'abc', 'é', '€', '😀', 'ré 😀 €']) expect(utf8Bytes(text)).toBe(Buffer.byteLength(text));
+  });
+
+  it('leaves a text at its limit whole, and cuts one a byte over, marker included, never inside a character', () => {
+    const atLimit = 'x'.repeat(2048);
+    expect(boundText(atLimit, 2048)).toEqual({ text: atLimit });
+    const over = `${'é'.repeat(1024)}x`; // 2049 bytes
+    const cut = boundText(over, 2048, 'lookup result');
+    expect(cut.truncatedFrom).toBe(2049);
+    expect(Buffer.byteLength(cut.text)).toBeLessThanOrEqual(2048);
+    expect(cut.text).toMatch(/^é+\n\[… lookup result truncated by keel: 2,049 bytes, showing the first [\d,]+\]$/);
+    expect(cut.text).not.toContain('\uFFFD');
+  });
+
+  it('pages by size, always moving on by at least one item', () => {
+    const items = Array.from({ length: 10 }, () => 'x'.repeat(100));
+    expect(pageWithin(items, 350)).toHaveLength(3);
+    expect(pageWithin(['x'.repeat(1000)], 10)).toHaveLength(1);
+    expect(pageWithin(items, 10_000)).toBe(items);
+  });
+});
+
+describe('specHash', () => {
+  it('is the same for equal specs whatever their key order, and differs when anything differs', () => {
+    const a = defineAgent({ name: 'a', instructions: 'Be brief.', model: 'openai:gpt-4.1', tools: [echo] }).spec;
+    const reordered = Object.fromEntries(Object.entries(a).reverse()) as typeof a;
+    expect(specHash(reordered)).toBe(specHash(a));
+    expect(specHash(a)).toMatch(/^[0-9a-f]{16}$/);
+    expect(specHash({ ...a, instructions: 'Be brief!' })).not.toBe(specHash(a));
+  });
+});
+
+describe('the tool-call pipeline', () => {
+  const agent = defineAgent({ name: 'p', instructions: '.', model: 'demo:x', tools: [echo] }).spec;
+  const call = (name: string, args: string) => ({ id: 'c', name, arguments: args });
+
+  it('finds what the recorded spec alone shows to be wrong', () => {
+    expect(callProblem(agent, call('echo', '{"text":"hi"}'))).toBeUndefined();
+    expect(callProblem(agent, call('echo', ''))).toBeUndefined();
+    expect(callProblem(agent, call('nope', '{}'))).toMatch(/no tool named "nope"\. Available tools: echo\./);
+    expect(callProblem(agent, call('echo', '{"text":'))).toMatch(/not valid JSON/);
+    expect(callProblem(agent, call('echo', '[1]'))).toMatch(/must be a JSON object, got an array/);
+  });
+
+  it('composes stages in order around the terminal stage, and a stage may answer without next', async () => {
+    const trace: string[] = [];
+    const stage = (name: string, answer = false): ToolStage => ({
+      name,
+      async run(request, next) {
+        trace.push(`${name} before`);
+        if (answer) return { result: { role: 'tool', toolCallId: 'c', toolName: 'echo', content: name }, stage: name };
+        const outcome = await next(request);
+        trace.push(`${name} after`);
+        return outcome;
+      },
+    });
+    const terminal = async () => {
+      trace.push('execute');
+      return { result: { role: 'tool' as const, toolCallId: 'c', toolName: 'echo', content: 'ran' }, stage: 'execute' };
+    };
+    const request = { agent, turn: 1, call: call('echo', '{}'), tool: agent.tools[0] };
+    expect(await composeStages([stage('a'), stage('b')], terminal)(request)).toMatchObject({ stage: 'execute' });
+    expect(trace).toEqual(['a before', 'b before', 'execute', 'b after', 'a after']);
+    trace.length = 0;
+    expect(await composeStages([stage('a'), stage('deny', true), stage('c')], terminal)(request)).toMatchObject({ stage: 'deny' });
+    expect(trace).toEqual(['a before', 'deny before', 'a after']);
   });
 });
