@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,10 +25,10 @@ afterAll(async () => {
 });
 
 /** Starts a worker process and resolves once it printed `line`-matching output. */
-function spawnWorker(taskQueue: string): { child: ChildProcess; waitFor(pattern: RegExp): Promise<void> } {
+function spawnWorker(taskQueue: string, env: Record<string, string> = {}): { child: ChildProcess; waitFor(pattern: RegExp): Promise<void> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
     cwd: root,
-    env: { ...process.env, TEMPORAL_ADDRESS, KEEL_TASK_QUEUE: taskQueue, MODEL_SERVER_URL: server.url },
+    env: { ...process.env, TEMPORAL_ADDRESS, KEEL_TASK_QUEUE: taskQueue, MODEL_SERVER_URL: server.url, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -72,5 +75,30 @@ describe('a worker killed while a tool runs', () => {
     // The killed attempt of the second tool call was retried.
     const tools = activityEvents(await historyOf(handle)).filter((a) => a.type === 'toolCall');
     expect(tools.map((t) => t.attempt)).toEqual([1, 2]);
+  });
+
+  it("right after a tool's effect, before its result is reported: the call runs again (at least once)", async () => {
+    const effects = join(mkdtempSync(join(tmpdir(), 'keel-effects-')), 'effects.txt');
+    writeFileSync(effects, '');
+    cleanup.push(() => rmSync(dirname(effects), { recursive: true, force: true }));
+    const taskQueue = `crash-${randomUUID().slice(0, 8)}`;
+    const doomed = spawnWorker(taskQueue, { KEEL_EFFECTS_FILE: effects });
+    await doomed.waitFor(/worker ready/);
+    const starter = await startKeel({ agents: [crashAgent], providers: providersFor(server), taskQueue: `idle-${taskQueue}` });
+    cleanup.push(() => starter.stop());
+    const run = await starter.client.start('crash-test', 'Go.', { taskQueue });
+    await doomed.waitFor(/tool effect done step-1/);
+    doomed.child.kill('SIGKILL');
+
+    process.env.KEEL_EFFECTS_FILE = effects;
+    cleanup.push(() => delete process.env.KEEL_EFFECTS_FILE);
+    const rescuer = await startKeel({ agents: [crashAgent], providers: providersFor(server), taskQueue });
+    cleanup.push(() => rescuer.stop());
+    const handle = rescuer.client.getHandle(run.workflowId);
+    expect(await handle.result()).toMatchObject({ status: 'completed', output: 'done after 2 steps', turns: 3 });
+    // The effect of the interrupted call happened twice: tools run at least once, so a tool
+    // whose effect must not repeat has to be idempotent (exactly-once effects are planned).
+    const done = readFileSync(effects, 'utf8').trim().split('\n').filter((line) => line.startsWith(run.workflowId));
+    expect(done.map((line) => line.split(' ')[1])).toEqual(['step-1', 'step-1', 'step-2']);
   });
 });

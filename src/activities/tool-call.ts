@@ -4,10 +4,9 @@ import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';
 import { callProblem } from '../core/tool-pipeline.js';
 import type { ToolCallInput } from '../workflows/activity-types.js';
+import { keepAlive } from './keep-alive.js';
 import type { AgentRegistry } from './registry.js';
 
-/** How often keel heartbeats for a running tool (Temporal sends at most one per 80 % of the timeout). */
-const HEARTBEAT_EVERY_MS = 1_000;
 /** After a cancel, how long a tool may take to stop before the call is reported cancelled anyway. */
 export const CANCEL_GRACE_MS = 5_000;
 
@@ -43,7 +42,7 @@ export function createToolCall(registry: AgentRegistry) {
     const execution = ctx.info.workflowExecution;
     let value: unknown;
     try {
-      value = await runWithHeartbeats(ctx, () =>
+      value = await runWithHeartbeats(ctx, (heartbeat) =>
         tool.execute(parsed.data, {
           agent: agent.name,
           workflowId: execution?.workflowId ?? '',
@@ -52,7 +51,7 @@ export function createToolCall(registry: AgentRegistry) {
           callId: call.id,
           context,
           signal: ctx.cancellationSignal,
-          heartbeat: (details) => ctx.heartbeat(details),
+          heartbeat,
         }),
       );
     } catch (err) {
@@ -75,11 +74,17 @@ export function createToolCall(registry: AgentRegistry) {
  * within the heartbeat timeout and a cancel reaches the tool (Temporal delivers cancels on
  * heartbeats). On a cancel the tool gets CANCEL_GRACE_MS to stop; then the call is cancelled.
  */
-async function runWithHeartbeats<T>(ctx: Context, fn: () => T | Promise<T>): Promise<T> {
-  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-  ctx.heartbeat();
+async function runWithHeartbeats<T>(ctx: Context, fn: (heartbeat: (details?: unknown) => void) => T | Promise<T>): Promise<T> {
+  // keel's beats repeat the details the tool last gave, so they never erase its progress.
+  let details: unknown;
+  const heartbeat = (given?: unknown) => {
+    details = given;
+    ctx.heartbeat(given);
+  };
+  // The first beat comes after a second: a quick tool costs no heartbeat at all.
+  const stop = keepAlive(ctx, () => details);
   try {
-    const work = Promise.resolve().then(fn);
+    const work = Promise.resolve().then(() => fn(heartbeat));
     const cancelled = ctx.cancelled.catch(async (reason: unknown) => {
       // Give the tool its grace period to notice the abort signal and stop.
       await Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, CANCEL_GRACE_MS))]);
@@ -87,7 +92,7 @@ async function runWithHeartbeats<T>(ctx: Context, fn: () => T | Promise<T>): Pro
     });
     return await Promise.race([work, cancelled]);
   } finally {
-    clearInterval(timer);
+    stop();
   }
 }
 

@@ -1,4 +1,5 @@
 /** The agent of the worker-crash test, shared by the worker process that is killed and the one that takes over. */
+import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../../src/core/define.js';
 import type { ModelServer, Responder } from './model-server.js';
@@ -15,6 +16,10 @@ const slowStep = defineTool({
   execute: async ({ n }, ctx) => {
     process.stdout.write(`tool running ${ctx.callId}\n`);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The step's effect, where the test can count it; then a moment before the result is reported.
+    if (process.env.KEEL_EFFECTS_FILE) appendFileSync(process.env.KEEL_EFFECTS_FILE, `${ctx.workflowId} ${ctx.callId}\n`);
+    process.stdout.write(`tool effect done ${ctx.callId}\n`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
     return `step ${n} done`;
   },
 });
