@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { decode, historyOf } from './support/history.js';
-import { useKeel } from './support/keel.js';
+import { providersFor, startKeel, useKeel } from './support/keel.js';
 
 const BIG = 60 * 1024;
 
@@ -19,11 +19,25 @@ const fetchPage = defineTool({
   execute: ({ n }) => `page ${n} `.padEnd(BIG - 100, `${n % 10}`),
 });
 
-const agents = [
-  defineAgent({ name: 'reader', instructions: 'Read every page.', model: 'openai:can-big', tools: [fetchPage], maxTurns: 80 }),
-];
+/** Call `held` waits for the test to let it go: the moment to swap workers. */
+const gate = { held: '', started: false, release: () => undefined as void };
+const step = defineTool({
+  name: 'step',
+  description: 'A step.',
+  input: z.object({ n: z.number().int() }),
+  execute: async ({ n }, ctx) => {
+    if (ctx.callId === gate.held) {
+      gate.started = true;
+      await new Promise<void>((resolve) => (gate.release = resolve));
+    }
+    return `step ${n}`;
+  },
+});
 
-const t = useKeel(agents);
+const reader = defineAgent({ name: 'reader', instructions: 'Read every page.', model: 'openai:can-big', tools: [fetchPage], maxTurns: 80 });
+const stepper = defineAgent({ name: 'stepper', instructions: 'Step.', model: 'anthropic:can-steps', tools: [step], maxTurns: 40 });
+
+const t = useKeel([reader, stepper]);
 
 describe('continue-as-new', () => {
   it('continues a run whose conversation is over 3 MB, carrying a small state, and reads it back whole', async () => {
@@ -87,5 +101,38 @@ describe('continue-as-new', () => {
     expect(executions.filter((e) => e.keel === 'failed')).toEqual([]);
     // Nor does any execution's event log say it failed.
     expect((await run.events()).filter((e) => e.type === 'run.finished').map((e) => 'status' in e && e.status)).toEqual(['completed']);
+  });
+
+  it('a new worker, after several continues, reads the conversation through the chain of executions', async () => {
+    t.server.script('can-steps', (request) => {
+      const done = request.body.messages.flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? m.content : [])).filter(
+        (b: { type: string }) => b.type === 'tool_result',
+      ).length;
+      return done < 12 ? { toolCalls: [{ id: `s${done}`, name: 'step', arguments: { n: done } }] } : { text: 'twelve steps' };
+    });
+    gate.held = 's9';
+    const taskQueue = `can-swap-${Date.now()}`;
+    const first = await startKeel({ agents: [stepper], providers: providersFor(t.server), taskQueue, workerOptions: { stickyQueueScheduleToStartTimeout: '1s' } });
+    const run = await first.client.start(stepper, 'Take twelve steps.', { options: { continueAsNewAfterEvents: 25 } });
+    for (let i = 0; i < 400 && !gate.started; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(gate.started).toBe(true);
+    const stopping = first.stop();
+    gate.release();
+    await stopping;
+
+    // A worker with an empty cache takes over, after the run has continued as new at least twice.
+    const second = await startKeel({ agents: [stepper], providers: providersFor(t.server), taskQueue });
+    try {
+      const handle = second.client.getHandle(run.workflowId);
+      expect(await handle.result()).toMatchObject({ status: 'completed', output: 'twelve steps', turns: 13 });
+      expect((await handle.events()).filter((e) => e.type === 'run.continued').length).toBeGreaterThanOrEqual(2);
+      // Its model saw the whole conversation, read back from the executions that hold it.
+      const last = t.server.requests('can-steps').at(-1)!.body.messages;
+      expect(last).toHaveLength(1 + 2 * 12);
+      expect(JSON.stringify(last)).toContain('step 0');
+      expect(await handle.transcript()).toHaveLength(1 + 2 * 12 + 1);
+    } finally {
+      await second.stop();
+    }
   });
 });
