@@ -1,16 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crashAgent, scriptCrashModel } from './support/crash-agent.js';
 import { activityEvents, historyOf } from './support/history.js';
-import { TEMPORAL_ADDRESS, providersFor, startKeel, type Keel } from './support/keel.js';
+import { providersFor, startKeel, type Keel } from './support/keel.js';
 import { startModelServer, type ModelServer } from './support/model-server.js';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { spawnWorker } from './support/spawn-worker.js';
 
 let server: ModelServer;
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
@@ -24,31 +21,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Starts a worker process and resolves once it printed `line`-matching output. */
-function spawnWorker(taskQueue: string, env: Record<string, string> = {}): { child: ChildProcess; waitFor(pattern: RegExp): Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
-    cwd: root,
-    env: { ...process.env, TEMPORAL_ADDRESS, KEEL_TASK_QUEUE: taskQueue, MODEL_SERVER_URL: server.url, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    for (const w of waiters.filter((w) => w.pattern.test(output))) w.resolve();
-  });
-  cleanup.push(() => child.kill('SIGKILL'));
-  return {
-    child,
-    waitFor: (pattern) =>
-      new Promise<void>((resolve, reject) => {
-        if (pattern.test(output)) return resolve();
-        waiters.push({ pattern, resolve });
-        child.once('exit', (code) => reject(new Error(`worker exited (${code}) before printing ${pattern}:\n${output}`)));
-      }),
-  };
-}
-
 describe('a worker killed while a tool runs', () => {
   it('is replaced by a new worker that finishes the run, with the same transcript', async () => {
     // The run as it goes without a crash.
@@ -60,7 +32,7 @@ describe('a worker killed while a tool runs', () => {
 
     // The same run on a worker process that is killed with SIGKILL during the second tool call.
     const taskQueue = `crash-${randomUUID().slice(0, 8)}`;
-    const doomed = spawnWorker(taskQueue);
+    const doomed = spawnWorker(taskQueue, server.url, cleanup);
     await doomed.waitFor(/worker ready/);
     const run = await reference.client.start('crash-test', 'Go.', { taskQueue });
     await doomed.waitFor(/tool running step-2/);
@@ -82,7 +54,7 @@ describe('a worker killed while a tool runs', () => {
     writeFileSync(effects, '');
     cleanup.push(() => rmSync(dirname(effects), { recursive: true, force: true }));
     const taskQueue = `crash-${randomUUID().slice(0, 8)}`;
-    const doomed = spawnWorker(taskQueue, { KEEL_EFFECTS_FILE: effects });
+    const doomed = spawnWorker(taskQueue, server.url, cleanup, { KEEL_EFFECTS_FILE: effects });
     await doomed.waitFor(/worker ready/);
     const starter = await startKeel({ agents: [crashAgent], providers: providersFor(server), taskQueue: `idle-${taskQueue}` });
     cleanup.push(() => starter.stop());

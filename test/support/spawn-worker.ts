@@ -11,11 +11,19 @@ export interface WorkerProcess {
   waitFor(pattern: RegExp): Promise<void>;
 }
 
-/** Starts the process; `cleanup` gets a function that kills it, for the test file's afterAll. */
-export function spawnWorker(taskQueue: string, modelServerUrl: string, cleanup: (() => unknown)[]): WorkerProcess {
+/**
+ * Starts the process; `cleanup` gets a function that kills it, for the test file's afterAll.
+ * `env` adds to the process's environment.
+ */
+export function spawnWorker(
+  taskQueue: string,
+  modelServerUrl: string,
+  cleanup: (() => unknown)[],
+  env: Record<string, string> = {},
+): WorkerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
     cwd: root,
-    env: { ...process.env, TEMPORAL_ADDRESS, KEEL_TASK_QUEUE: taskQueue, MODEL_SERVER_URL: modelServerUrl },
+    env: { ...process.env, TEMPORAL_ADDRESS, KEEL_TASK_QUEUE: taskQueue, MODEL_SERVER_URL: modelServerUrl, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
