@@ -224,6 +224,13 @@ describe("a worker's own configuration problem", () => {
       expect(pending?.lastFailure).toContain("OPENAI_API_KEY is not set in the worker's environment");
       expect(pending?.lastFailure).toContain('fix it and restart the worker');
       expect(t.server.requests('fault-no-key')).toHaveLength(0);
+      // The run's current details (the Temporal UI, `keel status`) say what holds it up.
+      await expect
+        .poll(async () => (await run.workflow.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails, {
+          timeout: 10_000,
+          interval: 100,
+        })
+        .toMatch(/^turn 1: waiting for a worker that can go on\. .*OPENAI_API_KEY is not set/);
       brokenRunning = false;
       await broken.stop();
 
