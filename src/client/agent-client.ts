@@ -194,6 +194,12 @@ export class RunHandle<O = unknown> {
     return this.workflow.query(statusQuery);
   }
 
+  /** What the run does or waits for now, as the Temporal UI shows it ("turn 3 of at most 10: waiting for ..."). */
+  async currentDetails(): Promise<string | undefined> {
+    const metadata = await this.workflow.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    return metadata.currentDetails || undefined;
+  }
+
   /** The whole conversation, across continue-as-new (read page by page). */
   transcript(): Promise<Message[]> {
     return readMessages(this.workflow.client, this.workflowId, undefined);

@@ -313,10 +313,13 @@ export async function statusCommand(workflowId: string, options: { json?: boolea
     const handle = client.getHandle(workflowId);
     const summary = await describeRun(handle);
     const state = await tryQuery<RunState>(client, 3_000, () => handle.status());
+    // What the run waits for now (the Temporal UI's "current details"), while it runs.
+    const details =
+      state?.status === 'running' ? await tryQuery<string | undefined>(client, 3_000, () => handle.currentDetails()) : undefined;
     if (options.json) {
-      out(JSON.stringify({ ...summary, uiUrl: handle.uiUrl, state: state ?? null }, null, 2));
+      out(JSON.stringify({ ...summary, uiUrl: handle.uiUrl, state: state ?? null, details: details ?? null }, null, 2));
     } else {
-      for (const line of formatStatus({ ...summary, uiUrl: handle.uiUrl }, state, stdoutStyle())) out(line);
+      for (const line of formatStatus({ ...summary, uiUrl: handle.uiUrl }, state, stdoutStyle(), details)) out(line);
     }
     return 0;
   });

@@ -199,6 +199,7 @@ export function formatStatus(
   run: RunRow & { uiUrl: string },
   state: RunState | undefined,
   s: Style,
+  details?: string,
 ): string[] {
   const status = state && state.status !== 'running' ? state.status : run.status;
   const rows: [string, string][] = [
@@ -206,6 +207,7 @@ export function formatStatus(
     ['agent', state?.agent ?? run.agent],
     ['status', colorStatus(status, s)],
   ];
+  if (details) rows.push(['now', details]);
   if (state) {
     rows.push(['turns', String(state.turns)]);
     rows.push(['usage', formatUsage(state.usage)]);
