@@ -38,7 +38,7 @@ export function createModelTurn(deps: ModelTurnDeps) {
     try {
       const agent = deps.registry.serving(input.agent);
       spec = await recordedSpec(deps, agent, input.spec);
-      const messages = await conversation(deps, input.messageCount);
+      const messages = input.from ? await compacted(deps, input.from, input.messageCount) : await conversation(deps, input.messageCount);
       const { provider: providerName, model } = modelName(spec.model);
       const provider = deps.providers.get(providerName);
       const response = await provider.generate({
@@ -158,6 +158,21 @@ async function conversation(deps: ModelTurnDeps, count: number): Promise<Message
     );
   }
   return all;
+}
+
+/**
+ * The conversation with the turns between the first message and `from` left out: the first
+ * message (a monitor's goal), then message `from` on, which says how much was left out.
+ */
+async function compacted(deps: ModelTurnDeps, from: number, count: number): Promise<Message[]> {
+  const { workflowId, runId } = execution();
+  const cached = deps.cache.read(runKey(workflowId, runId), count);
+  const [first] = cached ?? (await readMessages(deps.client.workflow, workflowId, runId, 0, 1));
+  const recent = cached ? cached.slice(from) : await readMessages(deps.client.workflow, workflowId, runId, from, count);
+  const [head, ...rest] = recent;
+  if (!first || !head || head.role !== 'user') return cached ?? [...(first ? [first] : []), ...recent];
+  const marker = `[${from - 1} earlier messages are left out to keep the conversation within its budget.]\n\n`;
+  return [first, { ...head, content: marker + head.content }, ...rest];
 }
 
 function checkOutput(schema: z.ZodType, text: string): OutputCheck {

@@ -19,7 +19,10 @@ import type { AgentDefinition } from '../core/define.js';
 import type { JsonValue } from '../core/json.js';
 import type { Message } from '../core/messages.js';
 import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunOverrides, RunState, RunStatus } from '../core/run.js';
+import type { MonitorBudgets, MonitorInput, MonitorOptions } from '../core/monitor.js';
+import { MonitorHandle } from './monitor-handle.js';
 import {
+  AGENT_MONITOR_WORKFLOW,
   AGENT_RUN_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,
@@ -40,6 +43,17 @@ export interface StartOptions {
   model?: string;
   maxTurns?: number;
   options?: RunOptions;
+}
+
+export interface MonitorStartOptions {
+  /** Default: `<agent>-monitor-<short id>`. */
+  workflowId?: string;
+  taskQueue?: string;
+  context?: JsonValue;
+  /** This monitor's model (`provider:model`), instead of the agent's. */
+  model?: string;
+  budgets?: MonitorBudgets;
+  options?: MonitorOptions;
 }
 
 /** The output type of an agent: its zod schema's output, or the answer's text. */
@@ -113,22 +127,52 @@ export class AgentClient {
       ...(Object.keys(overrides).length > 0 && { overrides }),
       ...(options.options && { options: options.options }),
     };
+    await this.launch(AGENT_RUN_WORKFLOW, workflowId, name, args, input, options.taskQueue);
+    return this.getHandle<OutputOf<A>>(workflowId);
+  }
+
+  /**
+   * Starts a monitor: the agent works toward `goal` turn after turn, sleeping between turns
+   * until the time it schedules (or a message, or a wake), within its budgets.
+   */
+  async startMonitor(agent: string | AgentDefinition, goal: string, options: MonitorStartOptions = {}): Promise<MonitorHandle> {
+    const name = typeof agent === 'string' ? agent : agent.name;
+    if (!name) throw new Error('Name the agent to run as a monitor.');
+    if (typeof goal !== 'string' || goal.trim() === '') throw new Error('A monitor needs a goal: its first prompt.');
+    const workflowId = options.workflowId ?? `${name}-monitor-${randomUUID().slice(0, 8)}`;
+    const args: MonitorInput = {
+      agent: name,
+      goal,
+      ...(options.context !== undefined && { context: options.context }),
+      ...(options.model !== undefined && { overrides: { model: options.model } }),
+      ...(options.budgets && { budgets: options.budgets }),
+      ...(options.options && { options: options.options }),
+    };
+    await this.launch(AGENT_MONITOR_WORKFLOW, workflowId, name, args, goal, options.taskQueue);
+    return this.getMonitor(workflowId);
+  }
+
+  /** The monitor with this workflow ID. */
+  getMonitor(workflowId: string): MonitorHandle {
+    return new MonitorHandle(this.getHandle(workflowId));
+  }
+
+  private async launch(type: string, workflowId: string, agent: string, args: unknown, prompt: string, taskQueue?: string): Promise<void> {
     try {
-      await this.client.workflow.start(AGENT_RUN_WORKFLOW, {
+      await this.client.workflow.start(type, {
         workflowId,
-        taskQueue: options.taskQueue ?? this.taskQueue,
+        taskQueue: taskQueue ?? this.taskQueue,
         args: [args],
         typedSearchAttributes: [
-          { key: agentSearchAttribute, value: name },
+          { key: agentSearchAttribute, value: agent },
           { key: statusSearchAttribute, value: 'running' },
         ],
-        memo: { prompt: input },
-        staticSummary: `${name}: ${oneLine(input, 120)}`,
+        memo: { prompt },
+        staticSummary: `${agent}: ${oneLine(prompt, 120)}`,
       });
     } catch (err) {
       throw explainStartFailure(err, this.client.options.namespace);
     }
-    return this.getHandle<OutputOf<A>>(workflowId);
   }
 
   /** The run with this workflow ID; it follows the run across continue-as-new. */
@@ -139,7 +183,7 @@ export class AgentClient {
   /** Recent runs, newest first, from Temporal visibility. */
   async list(options: { limit?: number; agent?: string; status?: string } = {}): Promise<RunSummary[]> {
     // A long run is a chain of executions under one workflow ID: list each run once, by its latest.
-    const clauses = [`WorkflowType = '${AGENT_RUN_WORKFLOW}'`, `ExecutionStatus != 'ContinuedAsNew'`];
+    const clauses = [`WorkflowType IN ('${AGENT_RUN_WORKFLOW}', '${AGENT_MONITOR_WORKFLOW}')`, `ExecutionStatus != 'ContinuedAsNew'`];
     if (options.agent) clauses.push(`KeelAgent = '${options.agent.replace(/'/g, "\\'")}'`);
     if (options.status) clauses.push(`KeelStatus = '${options.status.replace(/'/g, "\\'")}'`);
     const limit = options.limit ?? 20;

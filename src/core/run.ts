@@ -1,6 +1,7 @@
 import type { AgentSpec } from './agent-spec.js';
 import type { JsonValue } from './json.js';
 import type { Message, ToolCall } from './messages.js';
+import type { MonitorStopReason } from './monitor.js';
 import type { Usage } from './usage.js';
 
 /** Where a run is. Also the value of the `KeelStatus` search attribute. */
@@ -143,7 +144,16 @@ export type RunEvent = EventBase &
       }
     | { type: 'output.invalid'; turn: number; error: string; attempt: number }
     | { type: 'run.continued'; turns: number }
-    | { type: 'run.finished'; status: RunStatus; output?: unknown; error?: string }
+    | { type: 'run.finished'; status: RunStatus | MonitorStopReason; output?: unknown; error?: string }
+    // A monitor's own events.
+    | { type: 'monitor.turn'; turn: number; prompt: string; inbox: number }
+    | { type: 'monitor.sleep'; turn: number; until: string; reason: string; nextPrompt: string }
+    | { type: 'monitor.wake'; cause: 'timer' | 'inject' | 'wake' | 'resume' }
+    | { type: 'monitor.injected'; message: string; queued: number }
+    | { type: 'monitor.paused' }
+    | { type: 'monitor.resumed' }
+    | { type: 'monitor.warning'; message: string }
+    | { type: 'monitor.turn_failed'; turn: number; attempt: number; error: string; errorType?: string; action: 'retry' | 'skip' | 'abort' }
   );
 
 export type RunEventType = RunEvent['type'];

@@ -27,6 +27,11 @@ export interface ModelTurnInput {
    * Absent in runs recorded before it existed.
    */
   spec?: string;
+  /**
+   * Compaction: the model sees the first message, then the messages from this index on (the
+   * ones between are left out, with a marker). Absent: all of them.
+   */
+  from?: number;
 }
 
 export type OutputCheck = { valid: true; value: unknown } | { valid: false; error: string };

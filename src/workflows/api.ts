@@ -3,7 +3,8 @@
  * queries, signals, sinks, search attributes. Only definitions live here, so a client can import it.
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
-import { defineQuery, defineSignal, type Sinks } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
+import type { MonitorState } from '../core/monitor.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Message } from '../core/messages.js';
 import type { EventPage, RunState, TranscriptPage } from '../core/run.js';
@@ -11,6 +12,8 @@ import type { EventPage, RunState, TranscriptPage } from '../core/run.js';
 /** The workflow type name: `temporal workflow start --type agentRun ...` */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
 export const DEFAULT_TASK_QUEUE = 'keel';
+/** The monitor's workflow type: `temporal workflow start --type agentMonitor ...` */
+export const AGENT_MONITOR_WORKFLOW = 'agentMonitor';
 
 /** A slice of the transcript, by message index: `from` included, `to` excluded. */
 export interface TranscriptRange {
@@ -55,3 +58,22 @@ export interface KeelSinks extends Sinks {
     continued(previousRunId: string): void;
   };
 }
+
+// A monitor answers the queries above (its `status` is a MonitorState) and takes these.
+
+/** A monitor's status: phase, next wake, totals. */
+export const monitorStatusQuery = defineQuery<MonitorState>('status');
+
+/** A message for a monitor's next turn: a string, or `{ "message": "..." }`. */
+export type InjectInput = string | { message: string };
+/** Queues a message for the next turn (an `[Inbox]` block) and wakes a sleeping monitor. */
+export const injectSignal = defineSignal<[InjectInput]>('inject');
+/** The same as an Update: returns once the message is queued, with the inbox's length. */
+export const injectUpdate = defineUpdate<{ queued: number }, [InjectInput]>('inject');
+/** Wakes a sleeping monitor now. */
+export const wakeSignal = defineSignal('wake');
+/** Pauses at the next turn boundary; a sleeping monitor stays asleep past its wake time. */
+export const pauseSignal = defineSignal('pause');
+export const resumeSignal = defineSignal('resume');
+/** Ends the monitor: its current turn is cancelled cleanly and it ends `cancelled`. */
+export const stopSignal = defineSignal<[string?]>('stop');

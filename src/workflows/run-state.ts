@@ -11,6 +11,7 @@ import { pageWithin } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
 import type { ContinuedState, EventPage, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
 import { specHash } from '../core/spec-hash.js';
+import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
 import type { KeelSinks, TranscriptRange } from './api.js';
 
@@ -44,6 +45,10 @@ export class Run {
   /** The pieces of an answer cut off at the token limit, while the model continues it. */
   partialAnswer: string;
   status: RunStatus = 'running';
+  /** Pipeline stages a driver adds for its own tools (a monitor's report_done), after validation. */
+  stages: ToolStage[] = [];
+  /** The first message the model sees after the first one (compaction); 0: all of them. */
+  viewFrom = 0;
 
   private constructor(
     agent: AgentSpec,
@@ -107,6 +112,17 @@ export class Run {
 
   get messageCount(): number {
     return this.firstMessage + this.messages.length;
+  }
+
+  /** Drops the messages from `count` on (a failed turn's), which this execution must hold. */
+  rollback(count: number): void {
+    if (count < this.firstMessage || count > this.messageCount) throw new Error(`Cannot roll back to message ${count}.`);
+    this.messages.length = count - this.firstMessage;
+  }
+
+  /** Size of the messages from `start` on (held by this execution), in characters of JSON. */
+  charsSince(start: number): number {
+    return this.messages.slice(Math.max(0, start - this.firstMessage)).reduce((n, m) => n + JSON.stringify(m).length, 0);
   }
 
   append(messages: Message[]): void {

@@ -30,8 +30,8 @@ const validate: ToolStage = {
   },
 };
 
-function stagesFor(): ToolStage[] {
-  return [validate];
+function stagesFor(run: Run): ToolStage[] {
+  return [validate, ...run.stages];
 }
 
 /** The terminal stage: the tool activity, which checks the arguments' schema and runs the tool. */
@@ -55,7 +55,7 @@ function execute(run: Run): ToolCallNext {
  */
 export async function runToolCalls(run: Run, turn: number, calls: ToolCall[]): Promise<ToolResultMessage[]> {
   const agent = run.agent;
-  const pipeline = composeStages(stagesFor(), execute(run));
+  const pipeline = composeStages(stagesFor(run), execute(run));
   const toolOf = (call: ToolCall) => agent.tools.find((t) => t.name === call.name);
   const readOnly = (call: ToolCall) => toolOf(call)?.readOnly ?? false;
   const one = async (call: ToolCall): Promise<ToolResultMessage> => {

@@ -29,6 +29,7 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
     turn,
     messageCount: run.messageCount,
     spec: run.specHash,
+    ...(run.viewFrom > 0 && { from: run.viewFrom }),
   });
   const truncated = result.truncated ?? result.stopReason === 'max_tokens';
   run.usage = addUsage(run.usage, result.usage);

@@ -1,0 +1,76 @@
+/** A running monitor, from a client: its status, and the messages and commands it takes. */
+import { WorkflowFailedError } from '@temporalio/client';
+import type { MonitorResult, MonitorState } from '../core/monitor.js';
+import type { Message } from '../core/messages.js';
+import type { RunEvent } from '../core/run.js';
+import { injectUpdate, monitorStatusQuery, pauseSignal, resumeSignal, stopSignal, wakeSignal } from '../workflows/api.js';
+import { RunFailedError, type RunHandle } from './agent-client.js';
+
+export class MonitorHandle {
+  constructor(readonly run: RunHandle) {}
+
+  get workflowId(): string {
+    return this.run.workflowId;
+  }
+
+  get uiUrl(): string {
+    return this.run.uiUrl;
+  }
+
+  /** `{ phase, nextWakeAt, wakeReason, turns, usage, cost, lastTurn, inbox, budgets }`. */
+  status(): Promise<MonitorState> {
+    return this.run.workflow.query(monitorStatusQuery);
+  }
+
+  /** Waits for the monitor's end: its stop reason, totals and report_done's detail. A failed monitor throws RunFailedError. */
+  async result(): Promise<MonitorResult> {
+    try {
+      return (await this.run.workflow.result()) as MonitorResult;
+    } catch (err) {
+      if (err instanceof WorkflowFailedError) {
+        let root: Error = err;
+        while (root.cause instanceof Error) root = root.cause;
+        const what = err.message.includes('cancel') ? 'was cancelled' : 'failed';
+        throw new RunFailedError(this.workflowId, `Monitor ${this.workflowId} ${what}: ${root.message}`, (root as { type?: string }).type, {
+          cause: err,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /** Queues a message for the next turn (an `[Inbox]` block) and wakes a sleeping monitor; resolves once queued. */
+  async inject(message: string): Promise<{ queued: number }> {
+    return this.run.workflow.executeUpdate(injectUpdate, { args: [{ message }] });
+  }
+
+  wake(): Promise<void> {
+    return this.run.workflow.signal(wakeSignal);
+  }
+
+  /** Takes effect at the next turn boundary; a sleeping monitor stays asleep past its wake time. */
+  pause(): Promise<void> {
+    return this.run.workflow.signal(pauseSignal);
+  }
+
+  resume(): Promise<void> {
+    return this.run.workflow.signal(resumeSignal);
+  }
+
+  /** Cancels the current turn cleanly; the monitor ends `cancelled`. */
+  stop(reason?: string): Promise<void> {
+    return this.run.workflow.signal(stopSignal, reason);
+  }
+
+  events(options: { after?: number } = {}): Promise<RunEvent[]> {
+    return this.run.events(options);
+  }
+
+  transcript(): Promise<Message[]> {
+    return this.run.transcript();
+  }
+
+  follow(options: Parameters<RunHandle['follow']>[0] = {}): AsyncGenerator<RunEvent> {
+    return this.run.follow(options);
+  }
+}

@@ -1,0 +1,509 @@
+/**
+ * A monitor: an agent given a goal that runs turn after turn without a person. Each turn is a
+ * full agent loop (model and tools until the model answers, src/workflows/turn.ts); between
+ * turns it sleeps on a durable timer, until the time it scheduled, a message, or a wake.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  ContinueAsNew,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common/lib/time.js';
+import type { AgentSpec } from '../core/agent-spec.js';
+import { ErrorTypes } from '../core/errors.js';
+import { preview } from '../core/limits.js';
+import { userMessage } from '../core/messages.js';
+import {
+  DEFAULT_CONTINUE_PROMPT,
+  DONE_TOOL,
+  SCHEDULE_TOOL,
+  budgetReached,
+  costOf,
+  monitorTools,
+  parseScheduleCall,
+  turnPrompt,
+  turnRetryAction,
+  viewStart,
+  type Episode,
+  type LastTurn,
+  type MonitorCarried,
+  type MonitorInput,
+  type MonitorPhase,
+  type MonitorResult,
+  type MonitorState,
+  type MonitorStopReason,
+  type ScheduleIntent,
+} from '../core/monitor.js';
+import { errorResult, type ToolStage } from '../core/tool-pipeline.js';
+import { subtractUsage } from '../core/usage.js';
+import type { AgentActivities } from './activity-types.js';
+import {
+  agentSearchAttribute,
+  eventsQuery,
+  injectSignal,
+  injectUpdate,
+  monitorStatusQuery,
+  pauseSignal,
+  resumeSignal,
+  specQuery,
+  statusSearchAttribute,
+  stopSignal,
+  transcriptQuery,
+  wakeSignal,
+  workerProblemSignal,
+  type InjectInput,
+} from './api.js';
+import { Run } from './run-state.js';
+import { runTurn } from './turn.js';
+
+const DEFAULT_CONTINUE_AS_NEW_TURNS = 100;
+const DEFAULT_CONTEXT_TOKENS = 50_000;
+const CONTINUE_AS_NEW_EVENTS = 10_000;
+
+const { resolveAgent } = proxyLocalActivities<AgentActivities>({
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 3 },
+  summary: 'resolve agent',
+});
+
+/** Everything a monitor knows besides its run: totals, inbox, what it waits for. */
+class Monitor {
+  phase: MonitorPhase = 'running';
+  turns = 0;
+  turnsThisExecution = 0;
+  cost = 0;
+  startedAt = Date.now();
+  inbox: string[] = [];
+  nextPrompt: string | null = null;
+  paused = false;
+  stopRequested = false;
+  stopReason: string | undefined;
+  wakeRequested = false;
+  nextWakeAt: number | null = null;
+  wakeReason: string | null = null;
+  episodes: Episode[] = [];
+  lastTurn: LastTurn | null = null;
+  /** What the current turn's tools asked for. */
+  done: string | null = null;
+  intent: ScheduleIntent | null = null;
+  /** The current turn's scope, which `stop` cancels. */
+  turnScope: CancellationScope | undefined;
+
+  /** Messages that arrived before the run's state was there (the first workflow task), to record. */
+  early: { message: string; queued: number }[] = [];
+
+  /** The carried state is restored at once: an update buffered for this execution may run right after. */
+  constructor(readonly input: MonitorInput) {
+    if (input?.continued) this.restore(input.continued);
+  }
+
+  private restore(c: MonitorCarried): void {
+    Object.assign(this, {
+      turns: c.turns,
+      cost: c.cost,
+      startedAt: c.startedAt,
+      inbox: [...c.inbox],
+      nextPrompt: c.nextPrompt,
+      paused: c.paused,
+      episodes: [...c.episodes],
+      lastTurn: c.lastTurn,
+    });
+  }
+
+  carry(run: Run): MonitorCarried {
+    return {
+      run: run.carry(),
+      turns: this.turns,
+      cost: this.cost,
+      startedAt: this.startedAt,
+      inbox: this.inbox,
+      nextPrompt: this.nextPrompt,
+      paused: this.paused,
+      episodes: this.episodes,
+      viewFrom: run.viewFrom,
+      lastTurn: this.lastTurn,
+    };
+  }
+
+  get options() {
+    return this.input.options ?? {};
+  }
+
+  get budgets() {
+    return this.input.budgets ?? {};
+  }
+
+  state(run: Run | undefined): MonitorState {
+    return {
+      agent: run?.agent.name ?? this.input?.agent ?? '',
+      phase: this.phase,
+      nextWakeAt: this.nextWakeAt !== null ? new Date(this.nextWakeAt).toISOString() : null,
+      wakeReason: this.wakeReason,
+      turns: this.turns,
+      usage: run?.usage ?? { inputTokens: 0, outputTokens: 0 },
+      cost: this.cost,
+      lastTurn: this.lastTurn,
+      inbox: this.inbox.length,
+      budgets: this.budgets,
+    };
+  }
+
+  /** Sets the phase, its search attribute value and the UI's current details. */
+  enter(phase: MonitorPhase, details: string): void {
+    if (phase !== this.phase) upsertSearchAttributes([{ key: statusSearchAttribute, value: phase }]);
+    this.phase = phase;
+    setCurrentDetails(details);
+  }
+}
+
+export async function agentMonitor(input: MonitorInput): Promise<MonitorResult> {
+  const m = new Monitor(input);
+  let run: Run | undefined;
+  registerHandlers(m, () => run);
+  try {
+    checkInput(input);
+    if (input.continued) {
+      run = Run.resume(input.continued.run);
+      run.viewFrom = input.continued.viewFrom;
+    } else {
+      const spec = await resolveAgent({
+        agent: input.agent,
+        ...(input.context !== undefined && { context: input.context }),
+        ...(input.overrides && { overrides: input.overrides }),
+      });
+      run = Run.start(withMonitorTools(spec, m), input.context);
+      run.emit({ type: 'run.started', agent: spec.name, model: spec.model, input: preview(input.goal) });
+      m.nextPrompt = input.goal;
+    }
+    if (workflowInfo().typedSearchAttributes.get(statusSearchAttribute) === undefined) {
+      upsertSearchAttributes([
+        { key: agentSearchAttribute, value: run.agent.name },
+        { key: statusSearchAttribute, value: 'running' },
+      ]);
+    }
+    run.stages = [monitorToolsStage(m)];
+    for (const { message, queued } of m.early.splice(0)) run.emit({ type: 'monitor.injected', message: preview(message, 500), queued });
+    return await loop(m, run);
+  } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
+    const cancelled = isCancellation(err) || CancellationScope.current().consideredCancelled;
+    const status = cancelled ? 'cancelled' : 'failed';
+    m.phase = status;
+    upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
+    setCurrentDetails(`${status} after ${m.turns} ${m.turns === 1 ? 'turn' : 'turns'}`);
+    run?.emit({ type: 'run.finished', status, ...(!cancelled && { error: (err as Error)?.message ?? String(err) }) });
+    throw err;
+  }
+}
+
+function withMonitorTools(spec: AgentSpec, m: Monitor): AgentSpec {
+  const own = monitorTools(m.options);
+  const clash = own.find((t) => spec.tools.some((s) => s.name === t.name));
+  if (clash) {
+    throw ApplicationFailure.create({
+      type: ErrorTypes.InvalidInput,
+      nonRetryable: true,
+      message: `Agent "${spec.name}" has a tool named "${clash.name}", which a monitor needs for itself; rename the tool or set options.${clash.name === (m.options.doneTool?.name ?? DONE_TOOL) ? 'doneTool' : 'scheduleTool'}.name.`,
+    });
+  }
+  return { ...spec, tools: [...spec.tools, ...own] };
+}
+
+async function loop(m: Monitor, run: Run): Promise<MonitorResult> {
+  const wallclockMs = m.budgets.wallclock !== undefined ? msToNumber(m.budgets.wallclock as never) : undefined;
+  for (;;) {
+    const reached = budgetReached(m.budgets, { turns: m.turns, usage: run.usage, cost: m.cost, elapsedMs: Date.now() - m.startedAt }, wallclockMs);
+    if (m.stopRequested) return finish(m, run, 'cancelled', m.stopReason ?? 'stopped');
+    if (reached) return finish(m, run, reached, `budget reached: ${reached}`);
+    if (m.paused) {
+      run.emit({ type: 'monitor.paused' });
+      m.enter('paused', `paused after ${m.turns} turns: resume with keel resume`);
+      await condition(() => !m.paused || m.stopRequested);
+      if (m.stopRequested) continue;
+      run.emit({ type: 'monitor.resumed' });
+    }
+    if (shouldContinueAsNew(m)) {
+      await condition(allHandlersFinished);
+      run.emit({ type: 'run.continued', turns: m.turns });
+      return await continueAsNew<typeof agentMonitor>({ ...m.input, continued: m.carry(run) });
+    }
+
+    const outcome = await monitorTurn(m, run);
+    if (outcome === 'stopped') continue;
+    if (outcome === 'aborted') return finish(m, run, 'retry_aborted', m.lastTurn?.error ?? 'a turn failed');
+    if (m.done !== null) return finish(m, run, 'completed', m.done);
+    if (m.intent) {
+      const woke = await sleepUntil(m, run, m.intent, wallclockMs);
+      m.nextPrompt = m.intent.nextPrompt;
+      if (woke === 'stopped') continue;
+    }
+  }
+}
+
+/** One monitor turn, retried or skipped by the turn retry policy. */
+async function monitorTurn(m: Monitor, run: Run): Promise<'ok' | 'skipped' | 'aborted' | 'stopped'> {
+  const turn = ++m.turns;
+  m.turnsThisExecution++;
+  const inbox = m.inbox.splice(0);
+  const prompt = turnPrompt(m.nextPrompt ?? m.options.continuePrompt ?? DEFAULT_CONTINUE_PROMPT, inbox);
+  m.nextPrompt = null;
+  const start = run.messageCount;
+  for (let attempt = 1; ; attempt++) {
+    m.done = null;
+    m.intent = null;
+    m.enter('running', `turn ${turn}: ${preview(prompt.split('\n').at(-1) ?? '', 100)}`);
+    run.emit({ type: 'monitor.turn', turn, prompt: preview(prompt), inbox: inbox.length });
+    run.append([userMessage(prompt)]);
+    try {
+      await episode(m, run);
+      m.episodes.push({ start, chars: run.charsSince(start) });
+      compact(m, run);
+      m.lastTurn = {
+        turn,
+        at: new Date().toISOString(),
+        outcome: m.done !== null ? 'done' : m.intent ? 'scheduled' : 'answered',
+        ...(run.lastAnswer && { text: preview(run.lastAnswer, 500) }),
+      };
+      return 'ok';
+    } catch (err) {
+      if (err instanceof ContinueAsNew) throw err;
+      // The run itself was cancelled: that is not the turn's failure.
+      if (CancellationScope.current().consideredCancelled) throw err;
+      run.rollback(start);
+      if (m.stopRequested) return 'stopped';
+      const failure = innermost(err);
+      const errorType = failure instanceof ApplicationFailure ? (failure.type ?? undefined) : isCancellation(err) ? 'KeelTurnTimeout' : undefined;
+      const message = isCancellation(err) ? 'the turn took longer than its timeout' : failure.message;
+      const action = turnRetryAction(m.options.turnRetry, errorType, attempt);
+      run.emit({ type: 'monitor.turn_failed', turn, attempt, error: preview(message, 500), ...(errorType && { errorType }), action });
+      m.lastTurn = { turn, at: new Date().toISOString(), outcome: action === 'skip' ? 'skipped' : 'failed', error: preview(message, 500) };
+      if (action === 'retry') continue;
+      return action === 'skip' ? 'skipped' : 'aborted';
+    }
+  }
+}
+
+/** The agent loop of one turn: model and tools until the model answers, in a scope `stop` can cancel. */
+async function episode(m: Monitor, run: Run): Promise<void> {
+  const scope = new CancellationScope();
+  m.turnScope = scope;
+  const timeoutMs = m.budgets.turnTimeout !== undefined ? msToNumber(m.budgets.turnTimeout as never) : undefined;
+  let timer: CancellationScope | undefined;
+  let timedOut = false;
+  if (timeoutMs !== undefined) {
+    timer = new CancellationScope();
+    timer.run(() => sleep(timeoutMs, { summary: 'turn timeout' })).then(
+      () => {
+        timedOut = true;
+        scope.cancel();
+      },
+      () => undefined,
+    );
+  }
+  try {
+    await scope.run(async () => {
+      const first = run.turns;
+      while (run.turns - first < run.agent.maxTurns) {
+        const before = run.usage;
+        const outcome = await runTurn(run);
+        m.cost += costOf(run.agent.model, subtractUsage(run.usage, before), m.options.prices);
+        if (m.done !== null || outcome.done) return;
+      }
+    });
+    // An activity may finish after its cancel was asked for: the turn still ran out of time.
+    if (timedOut) throw new CancelledFailure('the turn took longer than its timeout');
+  } finally {
+    timer?.cancel();
+    m.turnScope = undefined;
+  }
+}
+
+/** Keeps the model's view within its budget: the goal, then the most recent turns that fit. */
+function compact(m: Monitor, run: Run): void {
+  const budgetChars = (m.options.contextTokens ?? DEFAULT_CONTEXT_TOKENS) * 4;
+  const from = viewStart(m.episodes, budgetChars);
+  m.episodes = m.episodes.filter((e) => e.start >= from);
+  run.viewFrom = from > 1 ? from : 0;
+}
+
+/** Sleeps until the intent's time (clamped), a message, a wake or a stop; paused, until resumed. */
+async function sleepUntil(m: Monitor, run: Run, intent: ScheduleIntent, wallclockMs: number | undefined): Promise<'woke' | 'stopped'> {
+  let wakeAt = intent.wakeAt;
+  const maxDefer = m.options.maxDeferSeconds;
+  if (maxDefer !== undefined && wakeAt - Date.now() > maxDefer * 1000) {
+    wakeAt = Date.now() + maxDefer * 1000;
+    run.emit({
+      type: 'monitor.warning',
+      message: `The next turn was scheduled ${Math.round((intent.wakeAt - Date.now()) / 1000)} s ahead; clamped to ${maxDefer} s (options.maxDeferSeconds).`,
+    });
+  }
+  // Asleep past the wallclock budget would be asleep for nothing.
+  const deadline = wallclockMs !== undefined ? Math.min(wakeAt, m.startedAt + wallclockMs) : wakeAt;
+  const until = new Date(wakeAt).toISOString();
+  m.nextWakeAt = wakeAt;
+  m.wakeReason = intent.reason;
+  run.emit({ type: 'monitor.sleep', turn: m.turns, until, reason: preview(intent.reason, 200), nextPrompt: preview(intent.nextPrompt) });
+  m.enter('sleeping', `sleeping until ${until}: ${preview(intent.reason, 100)}`);
+  const roused = () => m.wakeRequested || m.inbox.length > 0 || m.stopRequested;
+  const ms = deadline - Date.now();
+  if (ms > 0) await condition(roused, ms, { summary: `next turn: ${preview(intent.reason, 80)}` });
+  let cause: 'timer' | 'inject' | 'wake' | 'resume' = m.wakeRequested ? 'wake' : m.inbox.length > 0 ? 'inject' : 'timer';
+  if (m.paused && !m.stopRequested) {
+    m.enter('paused', `paused while asleep (it was to wake at ${until}): resume with keel resume`);
+    run.emit({ type: 'monitor.paused' });
+    await condition(() => !m.paused || m.stopRequested);
+    if (!m.stopRequested) run.emit({ type: 'monitor.resumed' });
+    cause = 'resume';
+  }
+  m.wakeRequested = false;
+  m.nextWakeAt = null;
+  m.wakeReason = null;
+  if (m.stopRequested) return 'stopped';
+  run.emit({ type: 'monitor.wake', cause });
+  return 'woke';
+}
+
+/** The monitor's own tools, answered in the workflow: they record an intent, the loop acts on it. */
+function monitorToolsStage(m: Monitor): ToolStage {
+  const doneName = m.options.doneTool?.name ?? DONE_TOOL;
+  const scheduleName = m.options.scheduleTool?.name ?? SCHEDULE_TOOL;
+  return {
+    name: 'monitor',
+    async run(request, next) {
+      const { call } = request;
+      if (call.name !== doneName && call.name !== scheduleName) return next(request);
+      const args: unknown = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+      const answer = (content: string, isError = false) => ({
+        result: isError ? errorResult(call, content) : { role: 'tool' as const, toolCallId: call.id, toolName: call.name, content },
+        stage: 'monitor',
+      });
+      if (call.name === doneName) {
+        const detail = (args as { detail?: unknown }).detail;
+        if (typeof detail !== 'string') return answer('Error: detail must be a string: what was achieved.', true);
+        m.done = detail;
+        return answer('Done: the run ends after this turn.');
+      }
+      const parsed = parseScheduleCall(args, Date.now(), m.options.scheduleTool?.maxDelaySeconds);
+      if ('error' in parsed) return answer(parsed.error, true);
+      m.intent = parsed.intent;
+      return answer(
+        `Scheduled: you will wake at ${new Date(parsed.intent.wakeAt).toISOString()} with your next prompt. Finish this turn's answer now.`,
+      );
+    },
+  };
+}
+
+function finish(m: Monitor, run: Run, status: Exclude<MonitorStopReason, 'failed'>, detail: string | null): MonitorResult {
+  m.phase = status;
+  upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
+  setCurrentDetails(`${status.replace('_', ' ')} after ${m.turns} ${m.turns === 1 ? 'turn' : 'turns'}`);
+  run.status = status === 'completed' || status === 'max_turns' || status === 'cancelled' ? status : run.status;
+  run.emit({ type: 'run.finished', status, ...(detail !== null && { output: detail }) });
+  return { status, detail, turns: m.turns, usage: run.usage, cost: m.cost, agent: run.agent.name };
+}
+
+function registerHandlers(m: Monitor, current: () => Run | undefined): void {
+  setHandler(monitorStatusQuery, () => m.state(current()));
+  setHandler(transcriptQuery, (range) => current()?.transcriptPage(range) ?? { from: 0, messages: [], total: 0, firstHeld: 0 });
+  setHandler(eventsQuery, (after) => current()?.eventPage(after) ?? { events: [], firstSeq: 1, lastSeq: 0 });
+  setHandler(specQuery, (hash) => current()?.spec(hash) ?? null);
+  const inject = (input: InjectInput): number => {
+    const message = typeof input === 'string' ? input : input?.message;
+    m.inbox.push(message);
+    const run = current();
+    if (run) run.emit({ type: 'monitor.injected', message: preview(message, 500), queued: m.inbox.length });
+    else m.early.push({ message, queued: m.inbox.length });
+    return m.inbox.length;
+  };
+  setHandler(injectSignal, (input) => {
+    // A signal cannot be refused: a bad one is recorded as a warning, never a failure.
+    if (!validInject(input)) current()?.emit({ type: 'monitor.warning', message: `Ignored an inject signal without a message: ${preview(JSON.stringify(input) ?? '', 200)}` });
+    else inject(input);
+  });
+  setHandler(injectUpdate, (input) => ({ queued: inject(input) }), {
+    validator: (input) => {
+      if (!validInject(input)) throw new Error('inject takes a non-empty message: a string, or { "message": "..." }.');
+    },
+  });
+  setHandler(wakeSignal, () => {
+    m.wakeRequested = true;
+  });
+  setHandler(pauseSignal, () => {
+    m.paused = true;
+  });
+  setHandler(resumeSignal, () => {
+    m.paused = false;
+  });
+  setHandler(stopSignal, (reason) => {
+    m.stopRequested = true;
+    m.stopReason = typeof reason === 'string' && reason !== '' ? reason : 'stopped';
+    m.turnScope?.cancel();
+  });
+  setHandler(workerProblemSignal, (problem) => {
+    setCurrentDetails(`turn ${m.turns}: waiting for a worker that can go on. ${problem.message}`);
+  });
+}
+
+function validInject(input: unknown): input is InjectInput {
+  const message = typeof input === 'string' ? input : (input as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.trim() !== '';
+}
+
+function checkInput(input: MonitorInput): void {
+  const problems: string[] = [];
+  if (typeof input !== 'object' || input === null) problems.push('the input must be a JSON object');
+  else {
+    if (typeof input.agent !== 'string' || input.agent === '') problems.push('"agent" must be a non-empty string');
+    if (typeof input.goal !== 'string' || input.goal.trim() === '') problems.push('"goal" must be a non-empty string (the first prompt)');
+    if (input.continued !== undefined && !workflowInfo().continuedFromExecutionRunId) {
+      problems.push('"continued" is set by keel when a monitor continues as new, never by a caller');
+    }
+    const b = input.budgets ?? {};
+    for (const key of ['maxTurns', 'maxInputTokens', 'maxOutputTokens', 'maxCostUsd'] as const) {
+      const v = b[key];
+      if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) problems.push(`budgets.${key} must be a number, 0 or more`);
+    }
+    for (const key of ['wallclock', 'turnTimeout'] as const) {
+      const v = b[key];
+      if (v === undefined) continue;
+      let ms = Number.NaN;
+      try {
+        ms = msToNumber(v as never);
+      } catch {
+        // reported below
+      }
+      if (!Number.isFinite(ms) || ms <= 0) problems.push(`budgets.${key} must be a positive duration (milliseconds, or a string such as '2h')`);
+    }
+  }
+  if (problems.length > 0) {
+    throw ApplicationFailure.create({
+      type: ErrorTypes.InvalidInput,
+      nonRetryable: true,
+      message: `Invalid agentMonitor input: ${problems.join('; ')}. Expected {"agent": "<name>", "goal": "<first prompt>", "budgets"?: {...}}.`,
+    });
+  }
+}
+
+function shouldContinueAsNew(m: Monitor): boolean {
+  const info = workflowInfo();
+  const every = m.options.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_TURNS;
+  return m.turnsThisExecution >= every || info.continueAsNewSuggested || info.historyLength >= CONTINUE_AS_NEW_EVENTS;
+}
+
+function innermost(err: unknown): Error {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e : new Error(String(err));
+}
+

@@ -1,0 +1,302 @@
+/** Monitors: agents that schedule their own next turn and sleep durably between turns. */
+import { describe, expect, it } from 'vitest';
+import { defineAgent } from '../src/core/define.js';
+import type { RunEvent } from '../src/core/run.js';
+import type { RecordedRequest, ScriptStep } from './support/model-server.js';
+import { decode, eventTypes, historyOf } from './support/history.js';
+import { providersFor, startKeel, useKeel } from './support/keel.js';
+
+const watcher = (name: string, model: string) =>
+  defineAgent({ name, instructions: 'Watch the disk.', model, modelSettings: { retry: { initialInterval: '100ms', maximumInterval: '200ms' } } });
+
+const agents = [
+  watcher('watch-basic', 'openai:mon-basic'),
+  watcher('watch-inject', 'anthropic:mon-inject'),
+  watcher('watch-pause', 'openai:mon-pause'),
+  watcher('watch-budget', 'openai:mon-budget'),
+  watcher('watch-caps', 'openai:mon-caps'),
+  watcher('watch-retry', 'openai:mon-retry'),
+  watcher('watch-long', 'openai:mon-long'),
+  watcher('watch-stop', 'openai:mon-stop'),
+];
+
+const t = useKeel(agents);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const schedule = (args: Record<string, unknown>): ScriptStep => ({ toolCalls: [{ name: 'schedule_next_turn', arguments: args }] });
+const done = (detail: string): ScriptStep => ({ toolCalls: [{ name: 'report_done', arguments: { detail } }] });
+/** The last user text the model saw (its turn's prompt). */
+const lastUser = (r: RecordedRequest): string => {
+  const users = (r.body.messages as { role: string; content: unknown }[]).filter((m) => m.role === 'user');
+  const content = users.at(-1)?.content;
+  return typeof content === 'string' ? content : JSON.stringify(content);
+};
+/** Whether the model's last message was the prompt of a new turn (not a tool result). */
+const newTurn = (r: RecordedRequest) => (r.body.messages as { role: string }[]).at(-1)?.role === 'user' && !JSON.stringify(r.body.messages.at(-1)).includes('tool_result');
+
+async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(v)}`);
+    await sleep(100);
+  }
+}
+
+const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+
+describe('a monitor', () => {
+  it('schedules a wake, sleeps on a durable timer, wakes with its next prompt, then reports done', async () => {
+    t.server.script('mon-basic', (request) => {
+      const prompt = lastUser(request);
+      if (!newTurn(request)) return { text: 'Noted.' };
+      if (prompt.includes('check again')) return done('the disk is fine');
+      return schedule({ delay_seconds: 2, next_prompt: 'check again', reason: 'waiting for the disk to settle' });
+    });
+    const monitor = await t.keel.client.startMonitor('watch-basic', 'Watch the disk until it settles.');
+    const asleep = await until(() => monitor.status(), (s) => s.phase === 'sleeping');
+    expect(asleep).toMatchObject({ wakeReason: 'waiting for the disk to settle', turns: 1 });
+    expect(Date.parse(asleep.nextWakeAt!)).toBeGreaterThan(Date.now() - 2_000);
+    expect(await monitor.run.describe()).toMatchObject({ status: 'sleeping' });
+    expect(await monitor.run.currentDetails()).toMatch(/^sleeping until .*: waiting for the disk to settle/);
+
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'the disk is fine', turns: 2, agent: 'watch-basic' });
+    const requests = t.server.requests('mon-basic');
+    expect(requests).toHaveLength(3);
+    expect(lastUser(requests[0]!)).toBe('Watch the disk until it settles.');
+    expect(JSON.stringify(requests[1]!.body.messages.at(-1))).toContain('Scheduled: you will wake at');
+    expect(lastUser(requests[2]!)).toBe('check again');
+    // It woke no earlier than it asked to.
+    expect(requests[2]!.receivedAt - requests[1]!.receivedAt).toBeGreaterThanOrEqual(1_900);
+    const events = await monitor.events();
+    expect(ofType(events, 'monitor.sleep')).toEqual([expect.objectContaining({ turn: 1, reason: 'waiting for the disk to settle', nextPrompt: 'check again' })]);
+    expect(ofType(events, 'monitor.wake')).toEqual([expect.objectContaining({ cause: 'timer' })]);
+    expect(events.at(-1)).toMatchObject({ type: 'run.finished', status: 'completed', output: 'the disk is fine' });
+    // The sleep is a timer with a summary in the Temporal UI.
+    const history = await historyOf(monitor.run);
+    const timers = (history.events ?? []).filter((e) => e.timerStartedEventAttributes);
+    expect(timers.map((e) => decode(e.userMetadata?.summary))).toContain('next turn: waiting for the disk to settle');
+    expect(await monitor.run.describe()).toMatchObject({ status: 'completed' });
+  });
+
+  it('wakes at once for a message, which reaches the model as an [Inbox] block', async () => {
+    t.server.script('mon-inject', (request) => {
+      const prompt = lastUser(request);
+      if (!newTurn(request)) return { text: 'Noted.' };
+      if (prompt.includes('[Inbox]')) return done('handled the message');
+      return schedule({ delay_seconds: 3600, next_prompt: 'look again', reason: 'nothing to do for an hour' });
+    });
+    const monitor = await t.keel.client.startMonitor('watch-inject', 'Watch the disk.');
+    await until(() => monitor.status(), (s) => s.phase === 'sleeping');
+    expect(await monitor.inject('the disk is 95% full')).toEqual({ queued: 1 });
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'handled the message', turns: 2 });
+    const woke = t.server.requests('mon-inject').at(-1)!;
+    expect(lastUser(woke)).toContain('[Inbox]\n- the disk is 95% full\n\nlook again');
+    expect(ofType(await monitor.events(), 'monitor.wake')).toEqual([expect.objectContaining({ cause: 'inject' })]);
+  });
+
+  it('paused while asleep, stays asleep past its wake time; resumed, wakes', async () => {
+    t.server.script('mon-pause', (request) => {
+      if (!newTurn(request)) return { text: 'Noted.' };
+      return lastUser(request).includes('again') ? done('resumed fine') : schedule({ delay_seconds: 1, next_prompt: 'again', reason: 'a short nap' });
+    });
+    const monitor = await t.keel.client.startMonitor('watch-pause', 'Nap.');
+    await until(() => monitor.status(), (s) => s.phase === 'sleeping');
+    await monitor.pause();
+    const held = await until(() => monitor.status(), (s) => s.phase === 'paused');
+    const before = t.server.requests('mon-pause').length;
+    // Well past the wake time: still paused, no new turn.
+    await sleep(2_500);
+    expect(await monitor.status()).toMatchObject({ phase: 'paused', turns: held.turns });
+    expect(t.server.requests('mon-pause')).toHaveLength(before);
+    expect(await monitor.run.describe()).toMatchObject({ status: 'paused' });
+    await monitor.resume();
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'resumed fine' });
+    expect(ofType(await monitor.events(), 'monitor.wake')).toEqual([expect.objectContaining({ cause: 'resume' })]);
+  });
+
+  it('stop cancels the current turn cleanly and ends cancelled', async () => {
+    t.server.script('mon-stop', [{ fault: 'hang' }]);
+    const monitor = await t.keel.client.startMonitor('watch-stop', 'Think.');
+    await until(() => t.server.requests('mon-stop').length, (n) => n > 0);
+    await monitor.stop('enough');
+    expect(await monitor.result()).toMatchObject({ status: 'cancelled', detail: 'enough', turns: 1 });
+    const types = eventTypes(await historyOf(monitor.run));
+    expect(types).toContain('ACTIVITY_TASK_CANCELED');
+    expect(await monitor.run.describe()).toMatchObject({ status: 'cancelled' });
+  });
+});
+
+describe('budgets', () => {
+  const answerEachTurn = (usage = { inputTokens: 100, outputTokens: 10 }) => () => ({ text: 'All quiet.', usage });
+
+  it('max_turns', async () => {
+    t.server.script('mon-budget', answerEachTurn());
+    const monitor = await t.keel.client.startMonitor('watch-budget', 'Keep watching.', { budgets: { maxTurns: 3 } });
+    expect(await monitor.result()).toMatchObject({ status: 'max_turns', turns: 3, usage: { inputTokens: 300, outputTokens: 30 } });
+    // Later turns get the continuation prompt.
+    expect(t.server.requests('mon-budget').slice(-2).map(lastUser)).toEqual(['continue', 'continue']);
+  });
+
+  it('max_tokens, input and output separately', async () => {
+    t.server.script('mon-budget', answerEachTurn());
+    const input = await (await t.keel.client.startMonitor('watch-budget', 'Watch.', { budgets: { maxInputTokens: 250 } })).result();
+    expect(input).toMatchObject({ status: 'max_tokens', turns: 3 });
+    const output = await (await t.keel.client.startMonitor('watch-budget', 'Watch.', { budgets: { maxOutputTokens: 20 } })).result();
+    expect(output).toMatchObject({ status: 'max_tokens', turns: 2 });
+  });
+
+  it('max_cost, from the price table', async () => {
+    t.server.script('mon-budget', answerEachTurn({ inputTokens: 1_000_000, outputTokens: 100_000 }));
+    const monitor = await t.keel.client.startMonitor('watch-budget', 'Watch.', {
+      budgets: { maxCostUsd: 5 },
+      options: { prices: { 'openai:mon-budget': { input: 2, output: 10 } } },
+    });
+    // $3 a turn: over $5 after the second.
+    expect(await monitor.result()).toMatchObject({ status: 'max_cost', turns: 2, cost: 6 });
+  });
+
+  it('wallclock: a sleep past it ends the run at its deadline', async () => {
+    t.server.script('mon-budget', (request) =>
+      newTurn(request) ? schedule({ delay_seconds: 3600, next_prompt: 'again', reason: 'an hour' }) : { text: 'ok' },
+    );
+    const monitor = await t.keel.client.startMonitor('watch-budget', 'Watch.', { budgets: { wallclock: '3s' } });
+    expect(await monitor.result()).toMatchObject({ status: 'wallclock', turns: 1 });
+  });
+
+  it('a turn over its timeout fails; after its retries the run ends retry_aborted', async () => {
+    t.server.script('mon-budget', () => ({ text: 'slow', delayMs: 5_000 }));
+    const monitor = await t.keel.client.startMonitor('watch-budget', 'Watch.', {
+      budgets: { turnTimeout: '1s' },
+      options: { turnRetry: [{ action: 'retry', maxAttempts: 2 }] },
+    });
+    expect(await monitor.result()).toMatchObject({ status: 'retry_aborted', detail: expect.stringMatching(/timeout/), turns: 1 });
+    const failed = ofType(await monitor.events(), 'monitor.turn_failed');
+    expect(failed.map((e) => [e.attempt, e.action, e.errorType])).toEqual([
+      [1, 'retry', 'KeelTurnTimeout'],
+      [2, 'abort', 'KeelTurnTimeout'],
+    ]);
+  });
+});
+
+describe('scheduling caps', () => {
+  it('the tool cap returns an error the model adapts to', async () => {
+    t.server.script('mon-caps', [
+      schedule({ delay_seconds: 3600, next_prompt: 'again', reason: 'later' }),
+      schedule({ delay_seconds: 1, next_prompt: 'again', reason: 'sooner' }),
+      { text: 'ok' },
+      done('capped'),
+    ]);
+    const monitor = await t.keel.client.startMonitor('watch-caps', 'Watch.', { options: { scheduleTool: { maxDelaySeconds: 60 } } });
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'capped' });
+    const finished = ofType(await monitor.events(), 'tool.finished').filter((e) => e.tool === 'schedule_next_turn');
+    expect(finished.map((e) => e.isError)).toEqual([true, false]);
+    expect(lastUser(t.server.requests('mon-caps').at(-1)!)).toBe('again');
+    expect(finished[0]!.result).toMatch(/you may schedule at most 60 seconds ahead/);
+  });
+
+  it('the driver cap clamps silently, with a warning event', async () => {
+    t.server.script('mon-caps', (request) => {
+      if (!newTurn(request)) return { text: 'ok' };
+      return lastUser(request).includes('again') ? done('clamped') : schedule({ delay_seconds: 3600, next_prompt: 'again', reason: 'later' });
+    });
+    const monitor = await t.keel.client.startMonitor('watch-caps', 'Watch.', { options: { maxDeferSeconds: 1 } });
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'clamped', turns: 2 });
+    const warnings = ofType(await monitor.events(), 'monitor.warning');
+    expect(warnings).toEqual([expect.objectContaining({ message: expect.stringMatching(/clamped to 1 s/) })]);
+  });
+});
+
+describe('failed turns', () => {
+  const refuseOnce = () => {
+    let refused = false;
+    return (request: RecordedRequest): ScriptStep => {
+      if (!newTurn(request)) return { text: 'ok' };
+      if (!refused) {
+        refused = true;
+        return { fault: 'status', status: 400 };
+      }
+      return lastUser(request) === 'continue' ? done('second turn') : done('first turn, second attempt');
+    };
+  };
+
+  it('retry: the turn runs again and succeeds', async () => {
+    t.server.script('mon-retry', refuseOnce());
+    const monitor = await t.keel.client.startMonitor('watch-retry', 'Go.');
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'first turn, second attempt', turns: 1 });
+    // The failed attempt left nothing behind in the conversation.
+    expect((await monitor.transcript()).filter((m) => m.role === 'user')).toHaveLength(1);
+  });
+
+  it('skip: the run goes on with its next turn', async () => {
+    t.server.script('mon-retry', refuseOnce());
+    const monitor = await t.keel.client.startMonitor('watch-retry', 'Go.', {
+      options: { turnRetry: [{ errorType: 'KeelProviderRequestError', action: 'skip' }] },
+    });
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'second turn', turns: 2 });
+  });
+
+  it('abort: the run ends retry_aborted with the error', async () => {
+    t.server.script('mon-retry', refuseOnce());
+    const monitor = await t.keel.client.startMonitor('watch-retry', 'Go.', { options: { turnRetry: [{ action: 'abort' }] } });
+    expect(await monitor.result()).toMatchObject({ status: 'retry_aborted', detail: expect.stringMatching(/400/), turns: 1 });
+  });
+});
+
+describe('running long', () => {
+  it('continues as new with exact totals, its inbox and its conversation; each message arrives once', async () => {
+    // Answers each turn at once, until it has seen the last note.
+    t.server.script('mon-long', (request) =>
+      JSON.stringify(request.body.messages).includes('note 5') && newTurn(request)
+        ? { ...done('all notes read'), usage: { inputTokens: 7, outputTokens: 3 } }
+        : { text: 'checked', usage: { inputTokens: 7, outputTokens: 3 } },
+    );
+    const monitor = await t.keel.client.startMonitor('watch-long', 'Check often.', {
+      budgets: { maxTurns: 0 },
+      options: { continueAsNewEveryTurns: 2 },
+    });
+    // Messages sent while it runs and continues as new, one after the other.
+    const sent: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      await monitor.inject(`note ${i}`);
+      sent.push(`note ${i}`);
+      await sleep(100);
+    }
+    const result = await monitor.result();
+    expect(result).toMatchObject({ status: 'completed', detail: 'all notes read' });
+    const requests = t.server.requests('mon-long');
+    // Exact totals across every execution: one model call a turn.
+    expect(requests).toHaveLength(result.turns);
+    expect(result.usage).toEqual({ inputTokens: 7 * result.turns, outputTokens: 3 * result.turns });
+    const events = await monitor.events();
+    expect(ofType(events, 'run.continued').length).toBeGreaterThanOrEqual(2);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    // Every message reached the model exactly once, as the prompt of one turn.
+    const prompts = requests.filter(newTurn).map(lastUser);
+    for (const message of sent) expect(prompts.filter((p) => p.includes(`- ${message}\n`)).length).toBe(1);
+    expect((await monitor.transcript()).filter((m) => m.role === 'assistant')).toHaveLength(result.turns);
+  });
+
+  it('wakes on time after its worker was stopped during the sleep and started again', async () => {
+    const taskQueue = `mon-restart-${Date.now()}`;
+    t.server.script('mon-long', (request) => {
+      if (!newTurn(request)) return { text: 'ok' };
+      return lastUser(request).includes('wake up') ? done('woke on time') : schedule({ delay_seconds: 4, next_prompt: 'wake up', reason: 'later' });
+    });
+    const first = await startKeel({ agents, providers: providersFor(t.server), taskQueue, workerOptions: { stickyQueueScheduleToStartTimeout: '1s' } });
+    const monitor = await first.client.startMonitor('watch-long', 'Sleep a little.');
+    const asleep = await until(() => monitor.status(), (s) => s.phase === 'sleeping');
+    await first.stop();
+    await sleep(1_000);
+    const second = await startKeel({ agents, providers: providersFor(t.server), taskQueue });
+    try {
+      const handle = second.client.getMonitor(monitor.workflowId);
+      expect(await handle.result()).toMatchObject({ status: 'completed', detail: 'woke on time' });
+      const woke = t.server.requests('mon-long').at(-1)!;
+      expect(woke.receivedAt).toBeGreaterThanOrEqual(Date.parse(asleep.nextWakeAt!) - 50);
+    } finally {
+      await second.stop();
+    }
+  });
+});
