@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADDRESS, BIN, cliEnv, keel } from './support/cli.js';
 import { describeDemoModel, uiUrlFor } from '../src/client/cli/commands.js';
 import { DEFAULT_TASK_QUEUE as CLI_DEFAULT_TASK_QUEUE } from '../src/client/cli/common.js';
 import {
@@ -26,45 +27,6 @@ import type { RunEvent } from '../src/core/run.js';
 import { DEFAULT_TASK_QUEUE } from '../src/workflows/api.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const BIN = fileURLToPath(new URL('../bin/keel.js', import.meta.url));
-const ADDRESS = `127.0.0.1:${process.env.KEEL_TEST_TEMPORAL_PORT ?? '7433'}`;
-
-/** The child's environment: the tests' server, the offline demo model, no colors. */
-function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^(TEMPORAL_|KEEL_)/.test(key)) continue;
-    if (['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'FORCE_COLOR', 'NODE_OPTIONS'].includes(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, TEMPORAL_ADDRESS: ADDRESS, NO_COLOR: '1', ...extra };
-}
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function keel(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: cliEnv(options.env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`keel ${args.join(' ')} did not finish in time.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, options.timeoutMs ?? 90_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 /** A `keel worker` child process, resolved once it polls. */
 function startWorker(args: string[]): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
   return new Promise((resolve, reject) => {

@@ -83,6 +83,8 @@ export interface RunSummary {
   workflowId: string;
   runId: string;
   agent: string;
+  /** A plain run (`agentRun`) or a monitor (`agentMonitor`). */
+  kind: 'run' | 'monitor';
   status: RunStatus | string;
   startTime: Date;
   closeTime?: Date;
@@ -306,12 +308,15 @@ export class RunHandle<O = unknown> {
 function summarize(info: Omit<WorkflowExecutionInfo, 'raw'>): RunSummary {
   const agent = info.typedSearchAttributes.get(agentSearchAttribute);
   const status = info.typedSearchAttributes.get(statusSearchAttribute);
+  const open = info.status.name === 'RUNNING';
+  const live = status === undefined || status === 'running' || status === 'sleeping' || status === 'paused';
   return {
     workflowId: info.workflowId,
     runId: info.runId,
     agent: agent ?? '?',
+    kind: info.type === AGENT_MONITOR_WORKFLOW ? 'monitor' : 'run',
     // A run that was terminated or timed out never wrote its final status: Temporal's is the truth then.
-    status: status && status !== 'running' ? status : info.status.name.toLowerCase(),
+    status: open ? (status ?? 'running') : live ? info.status.name.toLowerCase() : status,
     startTime: info.startTime,
     ...(info.closeTime && { closeTime: info.closeTime }),
   };

@@ -7,6 +7,8 @@
  * - Last messages are tool results: it answers with one line per place gathering its results
  *   (JSON when the agent has an output schema).
  * - Otherwise it echoes the question.
+ * - Run as a monitor (it has `schedule_next_turn` and `report_done`), it looks again every
+ *   10 seconds, three times in all, then reports done with what it found last.
  *
  * The same request always gets the same response.
  */
@@ -27,7 +29,7 @@ const NOT_PLACES = new Set(
     'there', 'here', 'hello', 'hi', 'hey', 'thanks', 'thank', 'ok', 'okay', 'yes', 'no', 'let', "let's", 'lets', 'now',
     'right', 'current', 'currently', 'today', 'tonight', 'tomorrow', 'yesterday', 'weather', 'time', 'local',
     'temperature', 'forecast', 'city', 'cities', 'if', 'so', 'like', 'need', 'want', 'know', 'answer', 'reply', 'use',
-    'json', 'api', 'ai', 'utc', 'gmt',
+    'json', 'api', 'ai', 'utc', 'gmt', 'inbox', 'also',
     // days and months
     'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'january', 'february', 'march',
     'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
@@ -214,6 +216,23 @@ function finalAnswer(request: ModelRequest, text: string, places: string[] = [])
   return respond(request, request.outputSchema ? structuredAnswer(request.outputSchema, text, places) : text);
 }
 
+const SCHEDULE = 'schedule_next_turn';
+const DONE = 'report_done';
+/** A demo monitor looks this many times, this far apart. */
+const MONITOR_LOOKS = 3;
+const MONITOR_DELAY_SECONDS = 10;
+
+/** The monitor's next step after a look: sleep and look again, or report done. */
+function monitorStep(request: ModelRequest, text: string): ModelResponse {
+  const looks = request.messages.filter((m) => m.role === 'user').length;
+  const goal = request.messages.find((m) => m.role === 'user')?.content ?? '';
+  if (looks >= MONITOR_LOOKS) {
+    return respond(request, text, [{ id: 'demo_done', name: DONE, arguments: JSON.stringify({ detail: text }) }]);
+  }
+  const args = { delay_seconds: MONITOR_DELAY_SECONDS, next_prompt: goal, reason: `look again (${looks + 1} of ${MONITOR_LOOKS})` };
+  return respond(request, text, [{ id: `demo_schedule_${looks}`, name: SCHEDULE, arguments: JSON.stringify(args) }]);
+}
+
 export function createDemoProvider(): ModelProvider {
   return {
     name: 'demo',
@@ -221,17 +240,22 @@ export function createDemoProvider(): ModelProvider {
       request.signal?.throwIfAborted();
       const { messages } = request;
       const last = messages.at(-1);
+      const monitor = request.tools.some((t) => t.name === SCHEDULE) && request.tools.some((t) => t.name === DONE);
 
       if (last?.role === 'tool') {
         let i = messages.length;
         while (i > 0 && messages[i - 1]?.role === 'tool') i--;
         const results = messages.slice(i) as ToolResultMessage[];
+        if (monitor && results.some((r) => r.toolName === SCHEDULE || r.toolName === DONE)) {
+          return respond(request, results.some((r) => r.toolName === DONE) ? 'Done.' : 'Until the next look.');
+        }
         const { text, places } = composeAnswer(messages, results);
-        return finalAnswer(request, text, places);
+        return monitor ? monitorStep(request, text) : finalAnswer(request, text, places);
       }
 
       if (last?.role === 'user') {
         const tools = request.tools
+          .filter((tool) => !monitor || (tool.name !== SCHEDULE && tool.name !== DONE))
           .map((tool) => ({ tool, arg: singleStringArgument(tool) }))
           .filter((t): t is { tool: ToolSpec; arg: string } => t.arg !== undefined);
         if (tools.length > 0) {

@@ -8,6 +8,7 @@ import { AgentClient, RunFailedError, type RunHandle } from '../agent-client.js'
 import { loadConnectConfig, type ConnectSettings } from '../connection.js';
 import type { AgentDefinition } from '../../core/define.js';
 import type { Message } from '../../core/messages.js';
+import type { MonitorState } from '../../core/monitor.js';
 import type { AgentRunInput, AgentRunResult, RunState } from '../../core/run.js';
 import type { KeelWorker } from '../../worker.js';
 import type * as ExamplesModule from '../../../examples/demo.js';
@@ -312,6 +313,16 @@ export async function statusCommand(workflowId: string, options: { json?: boolea
   return withClient(globals, async (client) => {
     const handle = client.getHandle(workflowId);
     const summary = await describeRun(handle);
+    if (summary.kind === 'monitor') {
+      // A monitor answers `status` with its phase, next wake and totals.
+      const state = await tryQuery<MonitorState>(client, 3_000, () => client.getMonitor(workflowId).status());
+      if (options.json) out(JSON.stringify({ ...summary, uiUrl: handle.uiUrl, state: state ?? null }, null, 2));
+      else {
+        const { monitorRows } = await import('./monitor-commands.js');
+        for (const line of formatStatus({ ...summary, uiUrl: handle.uiUrl }, undefined, stdoutStyle(), undefined, state ? monitorRows(state) : undefined)) out(line);
+      }
+      return 0;
+    }
     const state = await tryQuery<RunState>(client, 3_000, () => handle.status());
     // What the run waits for now (the Temporal UI's "current details"), while it runs.
     const details =

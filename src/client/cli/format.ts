@@ -109,6 +109,22 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
       return s.dim(`↻ continued as new after ${event.turns} turns`);
     case 'run.finished':
       return undefined;
+    case 'monitor.turn':
+      return s.cyan(`— monitor turn ${event.turn}${event.inbox > 0 ? ` (${event.inbox} from the inbox)` : ''}: ${oneLine(event.prompt.split('\n').at(-1) ?? '', width - 30)}`);
+    case 'monitor.sleep':
+      return s.dim(`  ⏾ sleeping until ${event.until}: ${oneLine(event.reason, width - 40)}`);
+    case 'monitor.wake':
+      return s.dim(`  ☀ woke (${event.cause})`);
+    case 'monitor.injected':
+      return `  ${s.magenta('✉')} ${oneLine(event.message, width - 6)}`;
+    case 'monitor.paused':
+      return s.yellow('  ‖ paused');
+    case 'monitor.resumed':
+      return s.dim('  ▶ resumed');
+    case 'monitor.warning':
+      return `  ${s.yellow('!')} ${oneLine(event.message, width - 6)}`;
+    case 'monitor.turn_failed':
+      return `  ${s.red('✗')} turn ${event.turn} failed (attempt ${event.attempt}, ${event.action}): ${oneLine(event.error, width - 40)}`;
   }
 }
 
@@ -200,6 +216,8 @@ export function formatStatus(
   state: RunState | undefined,
   s: Style,
   details?: string,
+  /** A monitor's rows (phase, next wake, budgets used), in place of a run's. */
+  monitor?: [string, string][],
 ): string[] {
   const status = state && state.status !== 'running' ? state.status : run.status;
   const rows: [string, string][] = [
@@ -208,6 +226,7 @@ export function formatStatus(
     ['status', colorStatus(status, s)],
   ];
   if (details) rows.push(['now', details]);
+  if (monitor) rows.push(...monitor);
   if (state) {
     rows.push(['turns', String(state.turns)]);
     rows.push(['usage', formatUsage(state.usage)]);
@@ -218,7 +237,7 @@ export function formatStatus(
   rows.push(['ui', s.blue(run.uiUrl)]);
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${s.dim(k.padEnd(width))}  ${v}`);
-  if (!state) lines.push(s.dim('(no worker answered the status query: turns and usage are unknown; this is Temporal’s record)'));
+  if (!state && !monitor) lines.push(s.dim('(no worker answered the status query: turns and usage are unknown; this is Temporal’s record)'));
   return lines;
 }
 

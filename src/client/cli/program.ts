@@ -6,7 +6,31 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { CliError, DEFAULT_TASK_QUEUE, type GlobalOptions } from './common.js';
 
-const RUN_STATUSES = ['running', 'completed', 'max_turns', 'failed', 'cancelled'];
+const RUN_STATUSES = [
+  'running',
+  'sleeping',
+  'paused',
+  'completed',
+  'max_turns',
+  'max_tokens',
+  'max_cost',
+  'wallclock',
+  'retry_aborted',
+  'failed',
+  'cancelled',
+];
+
+function nonNegativeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number, 0 or more.');
+  return n;
+}
+
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number, 0 or more.');
+  return n;
+}
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -138,6 +162,53 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .action(async (prompt: string | undefined, options, command: Command) => {
       setExitCode(await (await commands()).demoCommand(prompt, options, globals(command)));
     });
+
+  const monitorCommands = () => import('./monitor-commands.js');
+  const monitor = program
+    .command('monitor')
+    .description('Monitors: agents that work toward a goal turn after turn, sleeping durably between turns.');
+  monitor
+    .command('start')
+    .description('Start a monitor: the agent works toward the goal, scheduling its own next turns, within its budgets.')
+    .argument('<agent>', 'name of the agent (a worker must serve it)')
+    .requiredOption('--goal <text>', 'the goal: the first prompt')
+    .option('--id <workflowId>', 'workflow ID (default: <agent>-monitor-<random>)')
+    .option('--max-turns <n>', 'monitor turns at most (default 50; 0: no limit)', wholeNumber)
+    .option('--max-input-tokens <n>', 'input tokens at most', wholeNumber)
+    .option('--max-output-tokens <n>', 'output tokens at most', wholeNumber)
+    .option('--max-cost <usd>', 'US dollars at most, from --prices', nonNegativeNumber)
+    .option('--prices <file>', 'price table JSON: {"openai:gpt-4.1": {"input": 2, "output": 8}} (USD per million tokens)')
+    .option('--wallclock <duration>', "how long it may run, such as '2h' or '7 days'")
+    .option('--turn-timeout <duration>', "one turn's limit, such as '10m'")
+    .option('--json', 'print {"workflowId", "uiUrl"} as JSON')
+    .addOption(taskQueueOption())
+    .addHelpText(
+      'after',
+      examples(
+        'keel monitor start demo --goal "Check the weather in Lisbon every few minutes; report when it rains."',
+        'keel monitor start ops --goal "Watch disk usage" --max-turns 0 --wallclock "7 days" --json',
+      ),
+    )
+    .action(async (agent: string, options, command: Command) => {
+      setExitCode(await (await monitorCommands()).monitorStartCommand(agent, options, globals(command)));
+    });
+  const action = (name: 'inject' | 'wake' | 'pause' | 'resume' | 'stop', description: string, message?: string) => {
+    const command = program.command(name).description(description).argument('<workflowId>', 'workflow ID of the monitor');
+    if (message) command.argument(name === 'inject' ? '<message>' : '[reason]', message);
+    command
+      .addHelpText('after', examples(name === 'inject' ? 'keel inject ops-monitor-1a2b3c4d "The disk was replaced."' : `keel ${name} ops-monitor-1a2b3c4d`))
+      // Commander passes the arguments, then the options, then the command itself.
+      .action(async (...args: unknown[]) => {
+        const [workflowId, text] = args as [string, unknown];
+        const own = args.at(-1) as Command;
+        setExitCode(await (await monitorCommands()).monitorActionCommand(name, workflowId, typeof text === 'string' ? text : undefined, globals(own)));
+      });
+  };
+  action('inject', 'Queue a message for a monitor\'s next turn (an [Inbox] block); a sleeping monitor wakes at once.', 'the message');
+  action('wake', 'Wake a sleeping monitor now.');
+  action('pause', 'Pause a monitor at its next turn boundary; asleep, it stays asleep past its wake time.');
+  action('resume', 'Resume a paused monitor.');
+  action('stop', 'Stop a monitor: its current turn is cancelled cleanly and it ends cancelled.', 'why (recorded as its result)');
 
   return program;
 }
