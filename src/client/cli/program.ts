@@ -157,6 +157,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       .option('--monitor', 'start a monitor (agentMonitor) each time instead of a plain run (agentRun)')
       .addOption(
         new Option('--overlap <policy>', 'when a run is due while the last one still runs: skip it, buffer one, start it anyway, cancel or terminate the last one')
+          // OVERLAP_POLICIES of schedules.ts, not imported: it loads Temporal's client, which `keel --help` never does.
           .choices(['skip', 'buffer_one', 'allow_all', 'cancel_other', 'terminate_other'])
           .default('skip'),
       )
