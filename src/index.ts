@@ -23,5 +23,16 @@ export { createWorker, workflowsPath } from './worker.js';
 export type { CreateWorkerOptions, KeelWorker } from './worker.js';
 export { AgentClient, RunHandle, RunFailedError } from './client/agent-client.js';
 export type { OutputOf, StartOptions } from './client/agent-client.js';
-export { AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/api.js';
+export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './client/schedules.js';
+export type {
+  AgentScheduleDescription,
+  AgentScheduleSummary,
+  AgentSchedulesOptions,
+  CreateScheduleOptions,
+  OverlapPolicy,
+  ScheduledRun,
+  ScheduleKind,
+  ScheduleTiming,
+} from './client/schedules.js';
+export { AGENT_MONITOR_WORKFLOW, AGENT_RUN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/api.js';
 export type { ProvidersConfig } from './providers/index.js';

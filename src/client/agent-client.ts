@@ -32,6 +32,7 @@ import {
 import { oneLine } from '../core/text.js';
 import { connect, type ConnectSettings } from './connection.js';
 import { readEvents, readMessages } from './run-chain.js';
+import { AgentSchedules } from './schedules.js';
 
 export interface StartOptions {
   /** Default: `<agent>-<short id>`. */
@@ -195,6 +196,11 @@ export class AgentClient {
       if (runs.length >= limit) break;
     }
     return runs;
+  }
+
+  /** Temporal Schedules that start runs of agents (on this client's connection and task queue). */
+  get schedules(): AgentSchedules {
+    return new AgentSchedules(this);
   }
 
   async close(): Promise<void> {

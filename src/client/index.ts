@@ -10,6 +10,17 @@
  */
 export { AgentClient, RunHandle, RunFailedError } from './agent-client.js';
 export type { AgentClientOptions, OutputOf, RunSummary, StartOptions } from './agent-client.js';
+export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
+export type {
+  AgentScheduleDescription,
+  AgentScheduleSummary,
+  AgentSchedulesOptions,
+  CreateScheduleOptions,
+  OverlapPolicy,
+  ScheduledRun,
+  ScheduleKind,
+  ScheduleTiming,
+} from './schedules.js';
 export { ServerUnreachableError } from './connection.js';
 export type { ConnectSettings } from './connection.js';
 // Defining agents loads zod only, so a client may pass an agent itself to start().
@@ -34,6 +45,7 @@ export type { Usage } from '../core/usage.js';
 export { ErrorTypes } from '../core/errors.js';
 // The run's interface, for any Temporal client: workflow type, queries, search attributes.
 export {
+  AGENT_MONITOR_WORKFLOW,
   AGENT_RUN_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,

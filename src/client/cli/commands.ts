@@ -85,7 +85,7 @@ async function connectClient(t: Target, taskQueue?: string): Promise<AgentClient
   return AgentClient.connect({ ...t.settings, uiUrl: t.uiUrl, ...(taskQueue && { taskQueue }) });
 }
 
-async function withClient<T>(globals: GlobalOptions, fn: (client: AgentClient, t: Target) => Promise<T>, taskQueue?: string) {
+export async function withClient<T>(globals: GlobalOptions, fn: (client: AgentClient, t: Target) => Promise<T>, taskQueue?: string) {
   const t = target(globals);
   const client = await connectClient(t, taskQueue);
   try {

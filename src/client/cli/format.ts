@@ -301,3 +301,84 @@ export function formatLogEntry(entry: LogLine, s: Style, width = 160): string {
   else if (typeof error === 'string') parts.push(error);
   return `${s.dim(time)} ${level} ${oneLine(parts.join(' · '), width)}`;
 }
+
+// ---------------------------------------------------------------------------------------------
+// keel schedule
+
+/** What `keel schedule` formats: a schedule as `AgentSchedules` lists or describes it. */
+export interface ScheduleRow {
+  name: string;
+  agent: string;
+  kind: string;
+  spec: { cron?: string; every?: string; timezone?: string };
+  paused: boolean;
+  note?: string;
+  nextActionTimes: Date[];
+}
+
+/** `every 15m`, `cron 0 9 * * MON-FRI (UTC)`: a cron expression's times are UTC unless it names a zone. */
+export function formatScheduleTiming(spec: ScheduleRow['spec']): string {
+  const zone = spec.timezone ? ` (${spec.timezone})` : '';
+  if (spec.cron !== undefined) return `cron ${spec.cron}${zone || (/^(CRON_)?TZ=/.test(spec.cron) ? '' : ' (UTC)')}`;
+  if (spec.every !== undefined) return `every ${spec.every}${zone}`;
+  return 'calendar (made outside keel: see the Temporal UI)';
+}
+
+function scheduleState(row: ScheduleRow, s: Style): string {
+  return row.paused ? s.yellow('paused') : s.green('active');
+}
+
+export function formatScheduleList(rows: ScheduleRow[], s: Style): string[] {
+  if (rows.length === 0) return [s.dim('No schedules. Create one with: keel schedule create <name> --agent <agent> --every 1h --prompt "..."')];
+  return formatTable(
+    ['NAME', 'AGENT', 'KIND', 'WHEN', 'STATE', 'NEXT RUN'],
+    rows.map((r) => [
+      r.name,
+      r.agent,
+      r.kind,
+      formatScheduleTiming(r.spec),
+      scheduleState(r, s),
+      r.paused ? '-' : formatTime(r.nextActionTimes[0]),
+    ]),
+    s,
+  );
+}
+
+/** `keel schedule describe`: the schedule, its next times and the runs it started (with their status when known). */
+export function formatScheduleDescription(
+  d: ScheduleRow & {
+    prompt: string;
+    taskQueue: string;
+    overlap: string;
+    actionsTaken: number;
+    actionsSkipped: number;
+    runningActions: unknown[];
+    uiUrl: string;
+    recentActions: { workflowId: string; takenAt: Date; running: boolean; status?: string }[];
+  },
+  s: Style,
+  width = 100,
+): string[] {
+  const rows: [string, string][] = [
+    ['schedule', s.bold(d.name)],
+    ['agent', `${d.agent} ${s.dim(d.kind === 'monitor' ? '(a monitor each time)' : '(a plain run each time)')}`],
+    ['prompt', oneLine(d.prompt, width - 12)],
+    ['when', formatScheduleTiming(d.spec)],
+    ['overlap', d.overlap],
+    ['state', `${scheduleState(d, s)}${d.note ? s.dim(` · ${d.note}`) : ''}`],
+    ['task queue', d.taskQueue],
+    ['runs', `${d.actionsTaken} started · ${d.actionsSkipped} skipped (overlap) · ${d.runningActions.length} running`],
+    ['next', d.paused ? s.dim('(paused)') : d.nextActionTimes.slice(0, 3).map(formatTime).join(', ') || '-'],
+    ['ui', s.blue(d.uiUrl)],
+  ];
+  const keyWidth = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `${s.dim(k.padEnd(keyWidth))}  ${v}`);
+  lines.push('', s.bold('Recent runs'));
+  if (d.recentActions.length === 0) lines.push(s.dim('  none yet'));
+  // Newest first, as `keel list` shows runs.
+  for (const run of [...d.recentActions].reverse()) {
+    const status = run.running ? 'running' : run.status;
+    lines.push(`  ${formatTime(run.takenAt)}  ${run.workflowId}  ${status ? colorStatus(status, s) : s.dim('-')}`);
+  }
+  return lines;
+}

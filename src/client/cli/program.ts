@@ -150,6 +150,113 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       setExitCode(await (await commands()).listCommand(options, globals(command)));
     });
 
+  {
+    // keel schedule <subcommand>: Temporal Schedules that start runs. Their code: schedule-commands.ts.
+    const scheduleCommands = () => import('./schedule-commands.js');
+    const schedule = program
+      .command('schedule')
+      .description('Start runs of an agent on a cron expression or at an interval (Temporal Schedules); each run is an ordinary run.')
+      .addHelpText(
+        'after',
+        examples(
+          'keel schedule create lisbon-weather --agent demo --every 1h --prompt "Weather in Lisbon?"',
+          'keel schedule list',
+          'keel schedule describe lisbon-weather',
+          'keel schedule pause lisbon-weather --note "holiday"',
+          'keel schedule delete lisbon-weather',
+        ),
+      );
+
+    schedule
+      .command('create')
+      .description(
+        'Create a schedule that starts a run (or a monitor) of an agent on --cron or --every. Its runs are named ' +
+          '<name>-<time>; by default no run starts while the previous one still runs (--overlap skip).',
+      )
+      .argument('<name>', 'name of the schedule (letters, digits, ".", "_", "-")')
+      .requiredOption('--agent <agent>', 'the agent each run runs (a worker on the task queue must serve it)')
+      .requiredOption('--prompt <prompt>', "each run's prompt (a monitor's goal)")
+      .option('--cron <expression>', 'when, as a cron expression, in UTC unless it begins with CRON_TZ=<zone>: "*/15 * * * *", "0 9 * * MON-FRI", @daily')
+      .option('--every <duration>', 'or at an interval: 30s, 15m, 1h, 1d (times fall on multiples of it since the Unix epoch)')
+      .option('--monitor', 'start a monitor (agentMonitor) each time instead of a plain run (agentRun)')
+      .addOption(
+        new Option('--overlap <policy>', 'when a run is due while the last one still runs: skip it, buffer one, start it anyway, cancel or terminate the last one')
+          // OVERLAP_POLICIES of schedules.ts, not imported: it loads Temporal's client, which `keel --help` never does.
+          .choices(['skip', 'buffer_one', 'allow_all', 'cancel_other', 'terminate_other'])
+          .default('skip'),
+      )
+      .option('--json', 'print the schedule as JSON')
+      .addOption(taskQueueOption())
+      .addHelpText(
+        'after',
+        examples(
+          'keel schedule create lisbon-weather --agent demo --every 1h --prompt "Weather in Lisbon?"',
+          'keel schedule create weekday-report --agent reporter --cron "0 9 * * MON-FRI" --prompt "Summarize yesterday\'s errors"',
+          'keel schedule create disk-watch --agent ops --every 1d --monitor --prompt "Keep disk usage under 80%"',
+        ) + '\nGive exactly one of --cron and --every. Deleting a schedule leaves the runs it started alone.\n',
+      )
+      .action(async (name: string, options, command: Command) => {
+        setExitCode(await (await scheduleCommands()).createScheduleCommand(name, options, globals(command)));
+      });
+
+    schedule
+      .command('list')
+      .description("List keel's schedules: agent, when, paused or active, the next run.")
+      .option('--json', 'print them as JSON')
+      .addHelpText('after', examples('keel schedule list', 'keel schedule list --json'))
+      .action(async (options, command: Command) => {
+        setExitCode(await (await scheduleCommands()).listSchedulesCommand(options, globals(command)));
+      });
+
+    schedule
+      .command('describe')
+      .description('Show a schedule: agent, prompt, when, overlap, paused, the next times, the recent runs with their workflow IDs and status.')
+      .argument('<name>', 'name of the schedule')
+      .option('--json', 'print it as JSON')
+      .addHelpText('after', examples('keel schedule describe lisbon-weather', 'keel schedule describe lisbon-weather --json | jq ".recentActions"'))
+      .action(async (name: string, options, command: Command) => {
+        setExitCode(await (await scheduleCommands()).describeScheduleCommand(name, options, globals(command)));
+      });
+
+    schedule
+      .command('pause')
+      .description('Pause a schedule: it starts no runs until unpaused (runs already started go on).')
+      .argument('<name>', 'name of the schedule')
+      .option('--note <text>', 'why, shown by describe and in the Temporal UI')
+      .addHelpText('after', examples('keel schedule pause lisbon-weather', 'keel schedule pause lisbon-weather --note "provider outage"'))
+      .action(async (name: string, options, command: Command) => {
+        setExitCode(await (await scheduleCommands()).pauseScheduleCommand(name, options, globals(command)));
+      });
+
+    schedule
+      .command('unpause')
+      .description('Unpause a schedule: it starts runs again from its next due time (missed times are not made up).')
+      .argument('<name>', 'name of the schedule')
+      .option('--note <text>', 'a note, shown by describe and in the Temporal UI')
+      .addHelpText('after', examples('keel schedule unpause lisbon-weather'))
+      .action(async (name: string, options, command: Command) => {
+        setExitCode(await (await scheduleCommands()).unpauseScheduleCommand(name, options, globals(command)));
+      });
+
+    schedule
+      .command('trigger')
+      .description("Start a run now, with the schedule's agent and prompt (also when it is paused or a run is running).")
+      .argument('<name>', 'name of the schedule')
+      .addHelpText('after', examples('keel schedule trigger lisbon-weather'))
+      .action(async (name: string, _options, command: Command) => {
+        setExitCode(await (await scheduleCommands()).triggerScheduleCommand(name, globals(command)));
+      });
+
+    schedule
+      .command('delete')
+      .description('Delete a schedule. The runs it started are ordinary runs: they go on and stay listed.')
+      .argument('<name>', 'name of the schedule')
+      .addHelpText('after', examples('keel schedule delete lisbon-weather'))
+      .action(async (name: string, _options, command: Command) => {
+        setExitCode(await (await scheduleCommands()).deleteScheduleCommand(name, globals(command)));
+      });
+  }
+
   program
     .command('demo')
     .description(
