@@ -278,6 +278,23 @@ describe('running long', () => {
     expect((await monitor.transcript()).filter((m) => m.role === 'assistant')).toHaveLength(result.turns);
   });
 
+  it('keeps the model within its context budget: the goal, a marker, and the most recent turns', async () => {
+    t.server.script('mon-long', (request) => ({ text: `answer ${request.body.messages.length} `.padEnd(400, '.') }));
+    const monitor = await t.keel.client.startMonitor('watch-long', 'The goal: watch the logs.', {
+      budgets: { maxTurns: 8 },
+      // About 1,000 characters: two turns of ~450 characters each fit, not three.
+      options: { contextTokens: 250 },
+    });
+    expect(await monitor.result()).toMatchObject({ status: 'max_turns', turns: 8 });
+    const last = t.server.requests('mon-long').at(-1)!.body.messages as { role: string; content: string }[];
+    const seen = last.filter((m) => m.role !== 'system');
+    expect(seen[0]).toEqual({ role: 'user', content: 'The goal: watch the logs.' });
+    expect(seen[1]!.content).toMatch(/^\[\d+ earlier messages are left out to keep the conversation within its budget\.\]\n\ncontinue$/);
+    expect(seen.length).toBeLessThan(1 + 2 * 8);
+    // The conversation itself is whole.
+    expect(await monitor.transcript()).toHaveLength(2 * 8);
+  });
+
   it('wakes on time after its worker was stopped during the sleep and started again', async () => {
     const taskQueue = `mon-restart-${Date.now()}`;
     t.server.script('mon-long', (request) => {
