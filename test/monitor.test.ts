@@ -128,6 +128,43 @@ describe('a monitor', () => {
   });
 });
 
+describe('from any Temporal client', () => {
+  it('takes plain JSON input and plain signals; a bad signal is a warning, never a failure', async () => {
+    t.server.script('mon-inject', (request) => {
+      if (!newTurn(request)) return { text: 'ok' };
+      return lastUser(request).includes('[Inbox]') ? done('got it') : schedule({ delay_seconds: 3600, next_prompt: 'later', reason: 'an hour' });
+    });
+    const workflowId = `raw-monitor-${Date.now()}`;
+    const handle = await t.keel.env.client.workflow.start('agentMonitor', {
+      taskQueue: t.keel.taskQueue,
+      workflowId,
+      args: [{ agent: 'watch-inject', goal: 'Watch.', budgets: { maxTurns: 5 } }],
+    });
+    const monitor = t.keel.client.getMonitor(workflowId);
+    await until(() => monitor.status(), (s) => s.phase === 'sleeping');
+    await handle.signal('inject', { nothing: true });
+    await handle.signal('inject', 'a plain string message');
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'got it' });
+    expect(lastUser(t.server.requests('mon-inject').at(-1)!)).toContain('- a plain string message');
+    expect(ofType(await monitor.events(), 'monitor.warning')).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/Ignored an inject signal without a message/) }),
+    ]);
+  });
+
+  it('refuses bad input with an error that says what was expected', async () => {
+    const handle = await t.keel.env.client.workflow.start('agentMonitor', {
+      taskQueue: t.keel.taskQueue,
+      workflowId: `bad-monitor-${Date.now()}`,
+      args: [{ agent: 'watch-inject', budgets: { maxTurns: -1, wallclock: 'soon' } }],
+    });
+    await expect(handle.result()).rejects.toMatchObject({
+      cause: {
+        message: expect.stringMatching(/"goal" must be a non-empty string.*budgets\.maxTurns must be a number, 0 or more.*budgets\.wallclock must be a positive duration/),
+      },
+    });
+  });
+});
+
 describe('budgets', () => {
   const answerEachTurn = (usage = { inputTokens: 100, outputTokens: 10 }) => () => ({ text: 'All quiet.', usage });
 
