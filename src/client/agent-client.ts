@@ -29,6 +29,7 @@ import {
   statusQuery,
   statusSearchAttribute,
 } from '../workflows/api.js';
+import { innermostError } from '../core/errors.js';
 import { oneLine } from '../core/text.js';
 import { connect, type ConnectSettings } from './connection.js';
 import { readEvents, readMessages } from './run-chain.js';
@@ -230,7 +231,7 @@ export class RunHandle<O = unknown> {
       return (await this.workflow.result()) as AgentRunResult<O>;
     } catch (err) {
       if (err instanceof WorkflowFailedError) {
-        const root = innermost(err);
+        const root = innermostError(err);
         throw new RunFailedError(
           this.workflowId,
           `Run ${this.workflowId} ${err.message.includes('cancel') ? 'was cancelled' : 'failed'}: ${root.message}`,
@@ -330,7 +331,7 @@ function summarize(info: Omit<WorkflowExecutionInfo, 'raw'>): RunSummary {
 
 /** keel's search attributes must be registered in the namespace; say how when they are not. */
 function explainStartFailure(err: unknown, namespace: string): unknown {
-  const message = err instanceof Error ? innermost(err).message : '';
+  const message = err instanceof Error ? innermostError(err).message : '';
   if (!/search attribute/i.test(message) || !/Keel(Agent|Status)/.test(message)) return err;
   return new Error(
     `The namespace "${namespace}" does not know keel's search attributes (${message}). Register them once:\n` +
@@ -341,11 +342,6 @@ function explainStartFailure(err: unknown, namespace: string): unknown {
   );
 }
 
-function innermost(err: Error): Error {
-  let e: Error = err;
-  while (e.cause instanceof Error) e = e.cause;
-  return e;
-}
 
 function isNotReady(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return false;

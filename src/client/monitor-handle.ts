@@ -4,6 +4,7 @@ import type { MonitorResult, MonitorState } from '../core/monitor.js';
 import type { Message } from '../core/messages.js';
 import type { RunEvent } from '../core/run.js';
 import { injectUpdate, monitorStatusQuery, pauseSignal, resumeSignal, stopSignal, wakeSignal } from '../workflows/api.js';
+import { innermostError } from '../core/errors.js';
 import { RunFailedError, type RunHandle } from './agent-client.js';
 
 export class MonitorHandle {
@@ -28,8 +29,7 @@ export class MonitorHandle {
       return (await this.run.workflow.result()) as MonitorResult;
     } catch (err) {
       if (err instanceof WorkflowFailedError) {
-        let root: Error = err;
-        while (root.cause instanceof Error) root = root.cause;
+        const root = innermostError(err);
         const what = err.message.includes('cancel') ? 'was cancelled' : 'failed';
         throw new RunFailedError(this.workflowId, `Monitor ${this.workflowId} ${what}: ${root.message}`, (root as { type?: string }).type, {
           cause: err,

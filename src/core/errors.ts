@@ -59,3 +59,10 @@ export class ProviderError extends Error {
     this.baseURL = opts.baseURL;
   }
 }
+
+/** The innermost cause of an error: the one that says what went wrong (Temporal wraps it in layers). */
+export function innermostError(err: unknown): Error {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e : new Error(String(err));
+}

@@ -21,7 +21,7 @@ import {
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { AgentSpec } from '../core/agent-spec.js';
-import { ErrorTypes } from '../core/errors.js';
+import { ErrorTypes, innermostError } from '../core/errors.js';
 import { preview } from '../core/limits.js';
 import { userMessage } from '../core/messages.js';
 import {
@@ -282,7 +282,7 @@ async function monitorTurn(m: Monitor, run: Run): Promise<'ok' | 'skipped' | 'ab
       if (CancellationScope.current().consideredCancelled) throw err;
       run.rollback(start);
       if (m.stopRequested) return 'stopped';
-      const failure = innermost(err);
+      const failure = innermostError(err);
       const errorType = failure instanceof ApplicationFailure ? (failure.type ?? undefined) : isCancellation(err) ? 'KeelTurnTimeout' : undefined;
       const message = isCancellation(err) ? 'the turn took longer than its timeout' : failure.message;
       const action = turnRetryAction(m.options.turnRetry, errorType, attempt);
@@ -501,9 +501,4 @@ function shouldContinueAsNew(m: Monitor): boolean {
   return m.turnsThisExecution >= every || info.continueAsNewSuggested || info.historyLength >= CONTINUE_AS_NEW_EVENTS;
 }
 
-function innermost(err: unknown): Error {
-  let e: unknown = err;
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  return e instanceof Error ? e : new Error(String(err));
-}
 

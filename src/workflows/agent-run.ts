@@ -18,7 +18,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ErrorTypes } from '../core/errors.js';
+import { ErrorTypes, innermostError } from '../core/errors.js';
 import { CONTEXT_BYTES, preview, utf8Bytes } from '../core/limits.js';
 import { userMessage } from '../core/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../core/run.js';
@@ -80,7 +80,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     // A cancelled run is cancelled, whatever its activities ended with while they stopped.
     const cancelled = isCancellation(err) || CancellationScope.current().consideredCancelled;
     const status = cancelled ? 'cancelled' : 'failed';
-    if (run) end(run, status, undefined, status === 'failed' ? innermost(err).message : undefined);
+    if (run) end(run, status, undefined, status === 'failed' ? innermostError(err).message : undefined);
     else upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
     if (!cancelled) throw asRunFailure(err);
     throw isCancellation(err) ? err : new CancelledFailure('The run was cancelled.', [], err instanceof Error ? err : undefined);
@@ -167,19 +167,13 @@ function shouldContinueAsNew(input: AgentRunInput): boolean {
   return info.continueAsNewSuggested || info.historyLength >= limit || info.historySize >= CONTINUE_AS_NEW_BYTES;
 }
 
-/** The innermost failure, which is the one that says what went wrong. */
-function innermost(err: unknown): Error {
-  let e: unknown = err;
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  return e instanceof Error ? e : new Error(String(err));
-}
 
 /**
  * Surface an activity's failure as the run's own failure, keeping its type, so the run fails
  * with the error that explains it rather than with a generic "activity failed".
  */
 function asRunFailure(err: unknown): unknown {
-  const root = innermost(err);
+  const root = innermostError(err);
   if (root instanceof ApplicationFailure && root !== err) {
     return ApplicationFailure.create({
       message: root.message,
