@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand, type CliResult } from './support/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const fixtures = fileURLToPath(new URL('./fixtures/consumer', import.meta.url));
@@ -32,29 +33,10 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, PATH: path, TEMPORAL_ADDRESS: ADDRESS, NO_COLOR: '1', ...extra };
 }
 
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Exit = CliResult;
 
 function exec(command: string, args: string[], options: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: userEnv(options.env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} did not finish in time.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, options.timeoutMs ?? 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runCommand(command, args, { cwd: options.cwd, env: userEnv(options.env), timeoutMs: options.timeoutMs ?? 120_000 });
 }
 
 /** Like exec, but a non-zero exit is an error that shows the output. */

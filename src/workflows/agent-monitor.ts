@@ -50,20 +50,17 @@ import { subtractUsage } from '../core/usage.js';
 import type { AgentActivities } from './activity-types.js';
 import {
   agentSearchAttribute,
-  eventsQuery,
   injectSignal,
   injectUpdate,
   monitorStatusQuery,
   pauseSignal,
   resumeSignal,
-  specQuery,
   statusSearchAttribute,
   stopSignal,
-  transcriptQuery,
   wakeSignal,
-  workerProblemSignal,
   type InjectInput,
 } from './api.js';
+import { registerRunHandlers } from './run-handlers.js';
 import { Run } from './run-state.js';
 import { runTurn } from './turn.js';
 
@@ -415,9 +412,7 @@ function finish(m: Monitor, run: Run, status: Exclude<MonitorStopReason, 'failed
 
 function registerHandlers(m: Monitor, current: () => Run | undefined): void {
   setHandler(monitorStatusQuery, () => m.state(current()));
-  setHandler(transcriptQuery, (range) => current()?.transcriptPage(range) ?? { from: 0, messages: [], total: 0, firstHeld: 0 });
-  setHandler(eventsQuery, (after) => current()?.eventPage(after) ?? { events: [], firstSeq: 1, lastSeq: 0 });
-  setHandler(specQuery, (hash) => current()?.spec(hash) ?? null);
+  registerRunHandlers(current, () => m.turns);
   const inject = (input: InjectInput): number => {
     const message = typeof input === 'string' ? input : input?.message;
     m.inbox.push(message);
@@ -449,9 +444,6 @@ function registerHandlers(m: Monitor, current: () => Run | undefined): void {
     m.stopRequested = true;
     m.stopReason = typeof reason === 'string' && reason !== '' ? reason : 'stopped';
     m.turnScope?.cancel();
-  });
-  setHandler(workerProblemSignal, (problem) => {
-    setCurrentDetails(`turn ${m.turns}: waiting for a worker that can go on. ${problem.message}`);
   });
 }
 

@@ -26,13 +26,10 @@ import { zeroUsage } from '../core/usage.js';
 import type { AgentActivities } from './activity-types.js';
 import {
   agentSearchAttribute,
-  eventsQuery,
-  specQuery,
   statusQuery,
   statusSearchAttribute,
-  transcriptQuery,
-  workerProblemSignal,
 } from './api.js';
+import { registerRunHandlers } from './run-handlers.js';
 import { Run } from './run-state.js';
 import { runTurn } from './turn.js';
 
@@ -126,15 +123,7 @@ function registerHandlers(input: AgentRunInput, current: () => Run | undefined):
     const agent = typeof input?.agent === 'string' ? input.agent : '';
     return { agent, status: 'running', turns: 0, usage: zeroUsage(), messages: 0, lastSeq: 0 };
   });
-  setHandler(transcriptQuery, (range) => current()?.transcriptPage(range) ?? { from: 0, messages: [], total: 0, firstHeld: 0 });
-  setHandler(eventsQuery, (after) => current()?.eventPage(after) ?? { events: [], firstSeq: 1, lastSeq: 0 });
-  setHandler(specQuery, (hash) => current()?.spec(hash) ?? null);
-  setHandler(workerProblemSignal, (problem) => {
-    const run = current();
-    if (!run || run.status !== 'running') return;
-    // Shown until the next turn or tool sets the details again: the run waits for a fixed worker.
-    setCurrentDetails(`turn ${run.turns}: waiting for a worker that can go on. ${problem.message}`);
-  });
+  registerRunHandlers(current, () => current()?.turns ?? 0);
 }
 
 function checkInput(input: AgentRunInput): void {

@@ -23,16 +23,21 @@ export interface CliResult {
   stderr: string;
 }
 
-export function keel(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+/** Runs a command to its end and collects its output; one that does not end in time is killed and rejected. */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number; label?: string },
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: cliEnv(options.env) });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`keel ${args.join(' ')} did not finish in time.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      reject(new Error(`${options.label ?? [command, ...args].join(' ')} did not finish in time.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
     }, options.timeoutMs ?? 90_000);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -42,3 +47,11 @@ export function keel(args: string[], options: { env?: Record<string, string>; ti
   });
 }
 
+export function keel(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+  return runCommand(process.execPath, [BIN, ...args], {
+    cwd: root,
+    env: cliEnv(options.env),
+    label: `keel ${args.join(' ')}`,
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+  });
+}
