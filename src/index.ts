@@ -1,8 +1,18 @@
 /** keel: durable LLM agents on Temporal. The public API. */
 export { defineAgent, defineTool } from './core/define.js';
 export type { AgentDefinition, AgentOptions, InstructionsContext, ToolContext, ToolDefinition, ToolOptions } from './core/define.js';
+export type { ApprovalContext, ApprovalOptions } from './core/define.js';
+export { defineGuardrail } from './core/guardrails.js';
+export type { GuardrailContext, GuardrailDefinition, GuardrailKind, GuardrailOptions, GuardrailSubject, GuardrailVerdict, Tripwire } from './core/guardrails.js';
+export { defineMiddleware } from './core/middleware.js';
+export type { MiddlewareCall, MiddlewareDefinition, MiddlewareOptions, MiddlewareVerdict, ToolResultView } from './core/middleware.js';
+export type { ApprovalAnswer, ApprovalDecision, ApprovalReceipt, ApprovalRequest, Approver, PendingApproval } from './core/approval.js';
+export { PERMISSION_MODES } from './core/permissions.js';
+export type { PermissionDecision, PermissionMode, PermissionSettings } from './core/permissions.js';
+export type { CommandHook, HookEvent, HookHandler, HookMatcher, HooksConfig, HttpHook } from './core/hooks.js';
+export { loadClaudeSettings } from './activities/claude-settings.js';
 export type { JsonValue } from './core/json.js';
-export type { AgentSpec, ModelSettings, RetrySettings, ToolSpec } from './core/agent-spec.js';
+export type { AgentSpec, ApprovalSettings, ModelSettings, RetrySettings, ToolSpec } from './core/agent-spec.js';
 export type { AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage } from './core/messages.js';
 export type {
   AgentRunInput,
@@ -21,8 +31,8 @@ export { ErrorTypes, ProviderError } from './core/errors.js';
 export type { ModelProvider, ModelRequest, ModelResponse } from './core/model.js';
 export { createWorker, workflowsPath } from './worker.js';
 export type { CreateWorkerOptions, KeelWorker } from './worker.js';
-export { AgentClient, RunHandle, RunFailedError } from './client/agent-client.js';
-export type { OutputOf, StartOptions } from './client/agent-client.js';
+export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './client/agent-client.js';
+export type { ApproveOptions, OutputOf, PendingRun, StartOptions } from './client/agent-client.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './client/schedules.js';
 export type {
   AgentScheduleDescription,

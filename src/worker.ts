@@ -10,6 +10,7 @@ import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from
 import { fileURLToPath } from 'node:url';
 import { AgentRegistry, ConversationCache, createActivities, runKey } from './activities/index.js';
 import { loadConnectConfig, ServerUnreachableError, type ConnectSettings } from './client/connection.js';
+import type { Approver } from './core/approval.js';
 import type { AgentDefinition } from './core/define.js';
 import type { ModelProvider } from './core/model.js';
 import { createProviderRegistry, type ProvidersConfig } from './providers/index.js';
@@ -36,6 +37,11 @@ export interface CreateWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Anything else for the Temporal worker (concurrency, tuning, interceptors). */
   workerOptions?: Partial<WorkerOptions>;
+  /**
+   * Decides calls that need approval before a person is asked (run as an activity, its answer
+   * recorded). Returning nothing leaves the call waiting for a person.
+   */
+  approver?: Approver;
 }
 
 export interface KeelWorker {
@@ -82,7 +88,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<KeelWo
     namespace,
     taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
-    activities: createActivities({ registry, providers, client, cache }),
+    activities: createActivities({ registry, providers, client, cache, ...(options.approver && { approver: options.approver }) }),
     sinks,
     ...options.workerOptions,
   });

@@ -3,7 +3,10 @@ import type { Client } from '@temporalio/client';
 import { parseModelName, type AgentSpec } from '../core/agent-spec.js';
 import { ErrorTypes } from '../core/errors.js';
 import type { ModelProvider } from '../core/model.js';
+import type { Approver } from '../core/approval.js';
+import { PERMISSION_MODES } from '../core/permissions.js';
 import type { AgentActivities, ResolveAgentInput } from '../workflows/activity-types.js';
+import { createChecks } from './checks.js';
 import { ConversationCache } from './conversation-cache.js';
 import { createModelTurn } from './model-turn.js';
 import type { AgentRegistry } from './registry.js';
@@ -17,19 +20,24 @@ export interface ActivityDeps {
   providers: { get(provider: string): ModelProvider };
   client: Client;
   cache?: ConversationCache;
+  /** Decides calls that need approval before a person is asked. */
+  approver?: Approver;
 }
 
 export function createActivities(deps: ActivityDeps): AgentActivities {
   const cache = deps.cache ?? new ConversationCache();
+  // Specs runs recorded, by fingerprint: asked of a run once per worker.
+  const specs = new Map<string, AgentSpec>();
   return {
-    resolveAgent: (input) => resolveAgent(deps.registry, input),
-    modelTurn: createModelTurn({ ...deps, cache, specs: new Map() }),
-    toolCall: createToolCall(deps.registry),
+    resolveAgent: (input) => resolveAgent(deps.registry, input, deps.approver !== undefined),
+    modelTurn: createModelTurn({ ...deps, cache, specs }),
+    toolCall: createToolCall({ ...deps, specs }),
+    ...createChecks({ ...deps, specs }),
   };
 }
 
 /** The spec a run records: the agent's, with the run's overrides applied and its instructions evaluated. */
-async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | string): Promise<AgentSpec> {
+async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | string, approver: boolean): Promise<AgentSpec> {
   const { agent: name, context, overrides } = typeof input === 'string' ? { agent: input } : input;
   if (typeof name !== 'string') throw invalid('The agent name must be a string.');
   const agent = registry.get(name);
@@ -48,6 +56,16 @@ async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | 
     }
     spec.maxTurns = overrides.maxTurns;
   }
+  if (overrides?.permissionMode !== undefined) {
+    if (!PERMISSION_MODES.includes(overrides.permissionMode)) {
+      throw invalid(`Invalid permissionMode override ${JSON.stringify(overrides.permissionMode)}: use one of ${PERMISSION_MODES.join(', ')}.`);
+    }
+    spec.permissions = { ...spec.permissions, mode: overrides.permissionMode };
+  }
+  // Hooks and relative path rules work in a directory: the agent's, else this worker's, recorded.
+  if ((spec.hooks || spec.permissions) && spec.cwd === undefined) spec.cwd = spec.permissions?.cwd ?? process.cwd();
+  if (spec.permissions && spec.permissions.cwd === undefined) spec.permissions = { ...spec.permissions, cwd: spec.cwd! };
+  if (approver && agentMayAsk(spec)) spec.approver = true;
   if (agent.instructions) {
     let text: unknown;
     try {
@@ -63,6 +81,11 @@ async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | 
     spec.instructions = text;
   }
   return spec;
+}
+
+/** Whether any call of the agent can need approval: only then does the approver matter to its runs. */
+function agentMayAsk(spec: AgentSpec): boolean {
+  return Boolean(spec.permissions || spec.hooks || spec.middleware?.length || spec.tools.some((t) => t.requiresApproval));
 }
 
 function invalid(message: string): ApplicationFailure {

@@ -4,17 +4,17 @@ import { z } from 'zod';
 import { parseModelName, type AgentSpec } from '../core/agent-spec.js';
 import { cutOffOutputError } from '../core/cut-off.js';
 import type { AgentDefinition } from '../core/define.js';
-import { ErrorTypes } from '../core/errors.js';
 import { MODEL_ANSWER_BYTES, boundText } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
 import type { ModelProvider, ModelResponse } from '../core/model.js';
 import { parseJsonAnswer } from '../core/output.js';
-import { specHash, stableJson } from '../core/spec-hash.js';
+import { stableJson } from '../core/spec-hash.js';
 import { readMessages } from '../client/run-chain.js';
 import type { ModelTurnInput, ModelTurnResult, OutputCheck } from '../workflows/activity-types.js';
-import { specQuery, workerProblemSignal, type WorkerProblem } from '../workflows/api.js';
+import { workerProblemSignal, type WorkerProblem } from '../workflows/api.js';
 import { ProviderConfigError } from '../providers/errors.js';
 import { runKey, type ConversationCache } from './conversation-cache.js';
+import { execution, recordedSpec } from './recorded-spec.js';
 import { keepAlive } from './keep-alive.js';
 import { attemptMemory, modelFailure } from './model-failure.js';
 import type { AgentRegistry } from './registry.js';
@@ -70,11 +70,6 @@ export function createModelTurn(deps: ModelTurnDeps) {
   };
 }
 
-function execution(): { workflowId: string; runId: string } {
-  const execution = Context.current().info.workflowExecution;
-  if (!execution) throw ApplicationFailure.nonRetryable('modelTurn runs only as part of an agentRun workflow.');
-  return execution;
-}
 
 /** `provider:model` of the agent; a bad one is the worker's configuration problem. */
 function modelName(name: string): { provider: string; model: string } {
@@ -83,23 +78,6 @@ function modelName(name: string): { provider: string; model: string } {
   } catch (err) {
     throw new ProviderConfigError((err as Error).message, name.split(':')[0] ?? '');
   }
-}
-
-/**
- * The spec the run recorded for the agent: one run, one spec, whatever the worker's code says
- * today. The worker's own when the fingerprints match; else asked of the run, once per worker.
- */
-async function recordedSpec(deps: ModelTurnDeps, agent: AgentDefinition, hash: string | undefined): Promise<AgentSpec> {
-  if (hash === undefined || specHash(agent.spec) === hash) return agent.spec;
-  const known = deps.specs?.get(hash);
-  if (known) return known;
-  const { workflowId, runId } = execution();
-  const spec = await deps.client.workflow.getHandle(workflowId, runId).query(specQuery, hash);
-  if (!spec) {
-    throw ApplicationFailure.nonRetryable(`Run ${workflowId} recorded no agent spec with fingerprint ${hash}.`, ErrorTypes.Config);
-  }
-  deps.specs?.set(hash, spec);
-  return spec;
 }
 
 /**

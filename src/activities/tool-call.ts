@@ -1,10 +1,18 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import type { ToolDefinition } from '../core/define.js';
+import type { AgentSpec } from '../core/agent-spec.js';
+import type { AgentDefinition, ToolDefinition } from '../core/define.js';
+import { hookInput, hooksFor } from '../core/hooks.js';
+import type { MiddlewareCall, MiddlewareDefinition } from '../core/middleware.js';
+import type { PermissionMode } from '../core/permissions.js';
+import { toolGuardrails } from '../core/tool-gate.js';
 import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';
 import { callProblem } from '../core/tool-pipeline.js';
-import type { ToolCallInput } from '../workflows/activity-types.js';
+import type { ToolCallInput, ToolCallResult } from '../workflows/activity-types.js';
+import { cwdOf, hookBase, runGuardrails } from './checks.js';
+import { runHooks } from './hooks.js';
 import { keepAlive } from './keep-alive.js';
+import { recordedSpec, type RecordedSpecDeps } from './recorded-spec.js';
 import type { AgentRegistry } from './registry.js';
 
 /** After a cancel, how long a tool may take to stop before the call is reported cancelled anyway. */
@@ -16,9 +24,10 @@ export const CANCEL_GRACE_MS = 5_000;
  * arguments, a throwing tool) becomes an error result the model sees; only a tool with a retry
  * setting has its failures retried by Temporal, until its last attempt.
  */
-export function createToolCall(registry: AgentRegistry) {
-  return async function toolCall({ agent: agentName, turn, call, context }: ToolCallInput): Promise<ToolResultMessage> {
-    const agent = registry.serving(agentName);
+export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistry }) {
+  return async function toolCall(input: ToolCallInput): Promise<ToolCallResult> {
+    const { agent: agentName, turn, call, context } = input;
+    const agent = deps.registry.serving(agentName);
     const result = (content: string, isError = false): ToolResultMessage => ({
       role: 'tool',
       toolCallId: call.id,
@@ -32,18 +41,31 @@ export function createToolCall(registry: AgentRegistry) {
     if (problem) return result(problem, true);
     const tool = agent.tools.get(call.name)!;
     const args: unknown = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+    const ctx = Context.current();
+    const execution = ctx.info.workflowExecution;
+    const spec = input.spec !== undefined ? await recordedSpec(deps, agent, input.spec) : undefined;
+    const view: MiddlewareCall = {
+      agent: agent.name,
+      workflowId: execution?.workflowId ?? '',
+      turn,
+      callId: call.id,
+      tool: call.name,
+      arguments: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {},
+      context,
+    };
+    const middleware = agent.middleware;
+    const after = (r: ToolResultMessage) => afterCall({ ctx, spec, agent, view, middleware, mode: input.mode ?? 'default' }, r);
+
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
-      return result(`Error: invalid arguments for ${call.name}: ${issues.join('; ')}.`, true);
+      return after(result(`Error: invalid arguments for ${call.name}: ${issues.join('; ')}.`, true));
     }
 
-    const ctx = Context.current();
-    const execution = ctx.info.workflowExecution;
     let value: unknown;
     try {
       value = await runWithHeartbeats(ctx, (heartbeat) =>
-        tool.execute(parsed.data, {
+        wrapped(middleware, view, () => tool.execute(parsed.data, {
           agent: agent.name,
           workflowId: execution?.workflowId ?? '',
           runId: execution?.runId ?? '',
@@ -52,7 +74,7 @@ export function createToolCall(registry: AgentRegistry) {
           context,
           signal: ctx.cancellationSignal,
           heartbeat,
-        }),
+        })),
       );
     } catch (err) {
       if (err instanceof CancelledFailure) throw err;
@@ -61,12 +83,87 @@ export function createToolCall(registry: AgentRegistry) {
       if (willRetry(tool, ctx.info.attempt)) {
         throw ApplicationFailure.retryable(`Tool ${call.name} failed: ${(err as Error)?.message ?? String(err)}`, 'KeelToolError');
       }
-      return result(`Error: ${call.name} failed: ${(err as Error)?.message ?? String(err)}`, true);
+      return after(result(`Error: ${call.name} failed: ${(err as Error)?.message ?? String(err)}`, true));
     }
     const text = typeof value === 'string' ? value : (JSON.stringify(value ?? null) ?? 'null');
     const bounded = boundText(text, tool.spec.maxResultBytes ?? DEFAULT_TOOL_RESULT_BYTES, `${call.name} result`);
-    return { ...result(bounded.text), ...(bounded.truncatedFrom !== undefined && { truncatedFrom: bounded.truncatedFrom }) };
+    return after({ ...result(bounded.text), ...(bounded.truncatedFrom !== undefined && { truncatedFrom: bounded.truncatedFrom }) });
   };
+}
+
+/** The worker's middleware around the tool, the first outermost. */
+function wrapped(middleware: readonly MiddlewareDefinition[], view: MiddlewareCall, run: () => unknown): Promise<unknown> {
+  const chain = middleware.filter((m) => m.wrapCall).reduceRight<() => Promise<unknown>>(
+    (next, m) => () => m.wrapCall!(view, next),
+    async () => run(),
+  );
+  return chain();
+}
+
+interface AfterContext {
+  ctx: Context;
+  spec: AgentSpec | undefined;
+  agent: AgentDefinition;
+  view: MiddlewareCall;
+  middleware: readonly MiddlewareDefinition[];
+  mode: PermissionMode;
+}
+
+/**
+ * The stages after the call, in reverse order of the stages before it: tool output guardrails
+ * (a tripped one ends the run), middleware (last first), then PostToolUse or PostToolUseFailure
+ * hooks, whose block reason and additional context the model reads with the result.
+ */
+async function afterCall({ ctx, spec, agent, view, middleware, mode }: AfterContext, given: ToolResultMessage): Promise<ToolCallResult> {
+  let result: ToolCallResult = given;
+  const keepAliveStop = keepAlive(ctx, () => undefined);
+  try {
+    if (spec) {
+      const tripped = await runGuardrails(
+        agent,
+        toolGuardrails(spec, view.tool, 'toolOutput'),
+        { kind: 'toolOutput', tool: view.tool, callId: view.callId, arguments: view.arguments, result: result.content, isError: result.isError ?? false },
+        { agent: agent.name, workflowId: view.workflowId, context: view.context, signal: ctx.cancellationSignal },
+      );
+      if (tripped) return { ...result, tripped: { ...tripped, callId: view.callId, tool: view.tool } };
+    }
+    for (const m of [...middleware].reverse()) {
+      if (!m.afterCall) continue;
+      const changed = await m.afterCall(view, { content: result.content, isError: result.isError ?? false });
+      if (changed?.content !== undefined) result = { ...result, content: String(changed.content) };
+      if (changed?.isError !== undefined) result = { ...result, isError: changed.isError };
+    }
+    if (!result.isError) delete result.isError;
+    const event = result.isError ? 'PostToolUseFailure' : 'PostToolUse';
+    if (spec && hooksFor(spec.hooks, event, view.tool).length > 0) {
+      const fields = result.isError ? { error: result.content } : { tool_response: toolResponse(result.content) };
+      const hooks = await runHooks(
+        spec.hooks,
+        event,
+        view.tool,
+        hookInput(event, { ...hookBase(spec, view.workflowId, mode), tool_name: view.tool, tool_input: view.arguments, tool_use_id: view.callId, ...fields }),
+        { cwd: cwdOf(spec), signal: ctx.cancellationSignal, failClosed: spec.hooksFailClosed ?? false },
+      );
+      const notes = [
+        ...((hooks.decision === 'block' || hooks.decision === 'deny') && hooks.reason ? [`[${event} hook] ${hooks.reason}`] : []),
+        ...(hooks.additionalContext ? [hooks.additionalContext] : []),
+      ];
+      if (notes.length > 0) result = { ...result, content: `${result.content}\n\n${notes.join('\n\n')}` };
+      if (hooks.errors.length > 0) result = { ...result, hookErrors: hooks.errors };
+    }
+    return result;
+  } finally {
+    keepAliveStop();
+  }
+}
+
+/** A tool's result as hooks see it: its JSON when it is JSON, else the text. */
+function toolResponse(content: string): unknown {
+  try {
+    return JSON.parse(content);
+  } catch {
+    return content;
+  }
 }
 
 /**

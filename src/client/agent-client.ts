@@ -10,12 +10,15 @@ import {
   Client,
   WorkflowFailedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
+import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
 import type { AgentDefinition } from '../core/define.js';
+import { PERMISSION_MODES, type PermissionMode } from '../core/permissions.js';
 import type { JsonValue } from '../core/json.js';
 import type { Message } from '../core/messages.js';
 import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunOverrides, RunState, RunStatus } from '../core/run.js';
@@ -26,6 +29,9 @@ import {
   AGENT_RUN_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,
+  approveSignal,
+  approveUpdate,
+  permissionModeSignal,
   statusQuery,
   statusSearchAttribute,
 } from '../workflows/api.js';
@@ -78,6 +84,33 @@ export class RunFailedError extends Error {
   ) {
     super(message, options);
     this.name = 'RunFailedError';
+  }
+}
+
+export interface ApproveOptions {
+  /** Edited arguments to run the call with. */
+  arguments?: Record<string, unknown>;
+  /** Allow calls like this one for the rest of the run. */
+  remember?: boolean;
+  reason?: string;
+}
+
+/** A run waiting for approval, with its pending calls. */
+export interface PendingRun {
+  run: RunSummary;
+  calls: PendingApproval[];
+}
+
+/** The run refused a decision (the call is not pending, or an edit fails the tool's schema). Nothing changed. */
+export class ApprovalRejectedError extends Error {
+  constructor(
+    readonly workflowId: string,
+    readonly callId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ApprovalRejectedError';
   }
 }
 
@@ -199,6 +232,32 @@ export class AgentClient {
     return runs;
   }
 
+  /**
+   * Runs waiting for approval (status `awaiting_approval`, kept current in the `KeelStatus`
+   * search attribute), each with its pending calls.
+   */
+  async pending(options: { limit?: number; agent?: string } = {}): Promise<PendingRun[]> {
+    const runs = await this.list({ ...options, status: 'awaiting_approval', limit: options.limit ?? 100 });
+    const found = await Promise.all(
+      runs.map(async (run) => {
+        const calls = await this.getHandle(run.workflowId).pending().catch(() => []);
+        return { run, calls };
+      }),
+    );
+    // Visibility lags a moment behind the run: a run decided since has nothing pending.
+    return found.filter((p) => p.calls.length > 0);
+  }
+
+  /** Allows a pending call of a run (by Update: rejected at once if the call is not pending or an edit fails its schema). */
+  approve(workflowId: string, callId: string, options: ApproveOptions = {}): Promise<ApprovalReceipt> {
+    return this.getHandle(workflowId).approve(callId, options);
+  }
+
+  /** Denies a pending call of a run; the model reads the reason as the call's result. */
+  deny(workflowId: string, callId: string, reason?: string): Promise<ApprovalReceipt> {
+    return this.getHandle(workflowId).deny(callId, reason);
+  }
+
   /** Temporal Schedules that start runs of agents (on this client's connection and task queue). */
   get schedules(): AgentSchedules {
     return new AgentSchedules(this);
@@ -306,6 +365,55 @@ export class RunHandle<O = unknown> {
     await this.workflow.cancel();
   }
 
+  /** The calls waiting for a decision. */
+  async pending(): Promise<PendingApproval[]> {
+    const state = (await this.workflow.query(statusQuery)) as { pending?: PendingApproval[] };
+    return state.pending ?? [];
+  }
+
+  /**
+   * Allows a pending call, optionally with edited arguments (checked again: schema, policy,
+   * guardrails) and remembered for the rest of the run. Sent as the `approve` Update, so an
+   * unknown or already decided call, or an edit that fails the tool's schema, is refused here.
+   */
+  approve(callId: string, options: ApproveOptions = {}): Promise<ApprovalReceipt> {
+    return this.decide({
+      callId,
+      decision: 'allow',
+      ...(options.reason !== undefined && { reason: options.reason }),
+      ...(options.arguments !== undefined && { arguments: options.arguments }),
+      ...(options.remember && { remember: true }),
+    });
+  }
+
+  /** Denies a pending call; the model reads the reason as the call's result. */
+  deny(callId: string, reason?: string): Promise<ApprovalReceipt> {
+    return this.decide({ callId, decision: 'deny', ...(reason !== undefined && { reason }) });
+  }
+
+  /** Sends a decision as the `approve` Update; a refused decision throws ApprovalRejectedError with the run's reason. */
+  async decide(decision: ApprovalDecision): Promise<ApprovalReceipt> {
+    try {
+      return await this.workflow.executeUpdate(approveUpdate, { args: [decision] });
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw new ApprovalRejectedError(this.workflowId, decision.callId, innermostError(err).message, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /** The same decision as a plain Signal: fire and forget; a bad one is recorded as an `approval.rejected` event. */
+  async signalDecision(decision: ApprovalDecision): Promise<void> {
+    await this.workflow.signal(approveSignal, decision);
+  }
+
+  /** Changes the run's permission mode from now on. */
+  async setPermissionMode(mode: PermissionMode): Promise<void> {
+    if (!PERMISSION_MODES.includes(mode)) throw new Error(`Unknown permission mode "${mode}": use one of ${PERMISSION_MODES.join(', ')}.`);
+    await this.workflow.signal(permissionModeSignal, mode);
+  }
+
   /** The run's execution as Temporal sees it (status, times, search attributes). */
   async describe(): Promise<RunSummary> {
     return summarize(await this.workflow.describe());
@@ -316,7 +424,7 @@ function summarize(info: Omit<WorkflowExecutionInfo, 'raw'>): RunSummary {
   const agent = info.typedSearchAttributes.get(agentSearchAttribute);
   const status = info.typedSearchAttributes.get(statusSearchAttribute);
   const open = info.status.name === 'RUNNING';
-  const live = status === undefined || status === 'running' || status === 'sleeping' || status === 'paused';
+  const live = status === undefined || status === 'running' || status === 'sleeping' || status === 'paused' || status === 'awaiting_approval';
   return {
     workflowId: info.workflowId,
     runId: info.runId,

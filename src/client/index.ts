@@ -8,8 +8,8 @@
  *   const run = await client.start('demo', 'Weather in Lisbon?');
  *   console.log((await run.result()).output);
  */
-export { AgentClient, RunHandle, RunFailedError } from './agent-client.js';
-export type { AgentClientOptions, OutputOf, RunSummary, StartOptions } from './agent-client.js';
+export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './agent-client.js';
+export type { AgentClientOptions, ApproveOptions, OutputOf, PendingRun, RunSummary, StartOptions } from './agent-client.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
 export type {
   AgentScheduleDescription,

@@ -1,4 +1,7 @@
+import type { GuardrailNames } from './guardrails.js';
+import type { HooksConfig } from './hooks.js';
 import type { JsonSchema } from './json-schema.js';
+import type { PermissionSettings } from './permissions.js';
 
 /**
  * Retry policy for an activity, in the JSON form Temporal accepts.
@@ -52,6 +55,27 @@ export interface ToolSpec {
   heartbeatTimeoutMs?: number;
   /** A longer result reaches the model cut to this many UTF-8 bytes, with a marker. Default 64 KB. */
   maxResultBytes?: number;
+  /**
+   * A call waits for approval unless a stage allowed it: `true` always, `'dynamic'` when the
+   * tool's function of the arguments says so (evaluated on the worker).
+   */
+  requiresApproval?: boolean | 'dynamic';
+  /** The tool has a `permissionKey(args)` function: `tool(pattern)` rules match its answer. */
+  permissionKey?: boolean;
+  /** The tool edits files: the `acceptEdits` mode allows it. */
+  editsFiles?: boolean;
+  /** Approval timeout and default for this tool's calls (over the agent's). */
+  approval?: ApprovalSettings;
+  /** Names of the tool's own guardrails (checked besides the agent's tool guardrails). */
+  guardrails?: Pick<GuardrailNames, 'toolInput' | 'toolOutput'>;
+}
+
+/** How long a call waits for a person, and what it gets then. */
+export interface ApprovalSettings {
+  /** Without a decision within this many milliseconds the call gets `default`. Without it: no limit. */
+  timeoutMs?: number;
+  /** The decision at the timeout. Default `deny`. */
+  default?: 'allow' | 'deny';
 }
 
 /**
@@ -73,6 +97,22 @@ export interface AgentSpec {
   /** The run ends as soon as one of these tools has run; its result is the run's output. */
   stopAtTools: string[];
   modelSettings: ModelSettings;
+  /** Permission rules and mode, in Claude Code's syntax. */
+  permissions?: PermissionSettings;
+  /** Hooks in Claude Code's configuration format. */
+  hooks?: HooksConfig;
+  /** A hook that crashes or times out denies (or blocks) instead of being logged. */
+  hooksFailClosed?: boolean;
+  /** The agent's middleware, in order; `beforeCall` when it decides calls before they run. */
+  middleware?: { name: string; beforeCall: boolean }[];
+  /** Names of the agent's guardrails, by kind. */
+  guardrails?: GuardrailNames;
+  /** Approval timeout and default for the agent's calls. */
+  approval?: ApprovalSettings;
+  /** The worker that resolved the spec has an approver function: calls needing approval ask it first. */
+  approver?: boolean;
+  /** Working directory of the agent's hooks and relative path rules (absolute). */
+  cwd?: string;
 }
 
 export const DEFAULT_MAX_TURNS = 10;

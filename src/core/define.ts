@@ -5,12 +5,17 @@ import {
   DEFAULT_OUTPUT_RETRIES,
   parseModelName,
   type AgentSpec,
+  type ApprovalSettings,
   type ModelSettings,
   type RetrySettings,
   type ToolSpec,
 } from './agent-spec.js';
+import type { GuardrailDefinition, GuardrailKind, GuardrailNames } from './guardrails.js';
+import { checkHooksConfig, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
+import type { MiddlewareDefinition } from './middleware.js';
+import { checkPermissionSettings, type PermissionSettings } from './permissions.js';
 
 /** The largest tool result a tool may allow itself: half of Temporal's 2 MB payload limit. */
 const MAX_RESULT_BYTES = 1024 * 1024;
@@ -58,6 +63,33 @@ export interface ToolOptions<S extends z.ZodType> {
   heartbeatTimeout?: Duration;
   /** A longer result reaches the model cut to this many UTF-8 bytes, with a marker. Default 64 KB, at most 1 MB. */
   maxResultBytes?: number;
+  /**
+   * Calls wait for a person's (or the worker's approver's) decision unless a permission rule,
+   * hook or middleware allowed them: always (`true`), or when this function of the arguments
+   * says so (run on the worker, its answer recorded).
+   */
+  requiresApproval?: boolean | ((args: z.output<S>, ctx: ApprovalContext) => boolean | Promise<boolean>);
+  /** The string `name(pattern)` permission rules match against, for example a URL or a command. */
+  permissionKey?(args: z.output<S>): string;
+  /** The tool edits files: the `acceptEdits` permission mode allows it without asking. */
+  editsFiles?: boolean;
+  /** How long a call waits for approval and what it gets then (over the agent's setting). */
+  approval?: ApprovalOptions;
+  /** Guardrails of this tool's calls: on the arguments before it runs, on its result after. */
+  guardrails?: { input?: GuardrailDefinition[]; output?: GuardrailDefinition[] };
+}
+
+/** What a `requiresApproval` function gets besides the arguments. */
+export interface ApprovalContext {
+  agent: string;
+  context: JsonValue | undefined;
+}
+
+export interface ApprovalOptions {
+  /** Without a decision within this time (milliseconds or a string such as '1h') the call gets `default`. */
+  timeout?: Duration;
+  /** Default `deny`. */
+  default?: 'allow' | 'deny';
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolOptions<S> {
@@ -87,8 +119,43 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
         heartbeatTimeoutMs: durationMs(options.heartbeatTimeout, `tool "${options.name}": heartbeatTimeout`),
       }),
       ...(options.maxResultBytes !== undefined && { maxResultBytes: resultLimit(options) }),
+      ...(options.requiresApproval !== undefined &&
+        options.requiresApproval !== false && { requiresApproval: typeof options.requiresApproval === 'function' ? 'dynamic' : true }),
+      ...(options.permissionKey !== undefined && { permissionKey: checkFunction(options.permissionKey, `tool "${options.name}": permissionKey`) }),
+      ...(options.editsFiles && { editsFiles: true }),
+      ...(options.approval !== undefined && { approval: approvalSettings(options.approval, `tool "${options.name}": approval`) }),
+      ...(options.guardrails !== undefined && {
+        guardrails: guardrailNames({ toolInput: options.guardrails.input, toolOutput: options.guardrails.output }, `tool "${options.name}"`),
+      }),
     },
   };
+}
+
+function checkFunction(fn: unknown, what: string): true {
+  if (typeof fn !== 'function') throw new Error(`${what} must be a function.`);
+  return true;
+}
+
+function approvalSettings(options: ApprovalOptions, what: string): ApprovalSettings {
+  if (options.default !== undefined && options.default !== 'allow' && options.default !== 'deny') {
+    throw new Error(`${what}: default must be "allow" or "deny", got ${JSON.stringify(options.default)}.`);
+  }
+  return {
+    ...(options.timeout !== undefined && { timeoutMs: durationMs(options.timeout, `${what}: timeout`) }),
+    ...(options.default !== undefined && { default: options.default }),
+  };
+}
+
+function guardrailNames(given: Partial<Record<GuardrailKind, GuardrailDefinition[] | undefined>>, what: string): GuardrailNames {
+  const names: GuardrailNames = {};
+  for (const [kind, list] of Object.entries(given) as [GuardrailKind, GuardrailDefinition[] | undefined][]) {
+    if (!list?.length) continue;
+    for (const g of list) {
+      if (g?.kind !== 'guardrail') throw new Error(`${what}: guardrails.${kind} must hold guardrails made with defineGuardrail.`);
+    }
+    names[kind] = list.map((g) => g.name);
+  }
+  return names;
 }
 
 function resultLimit(options: { name: string; maxResultBytes?: number }): number {
@@ -117,6 +184,20 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
   outputRetries?: number;
   stopAtTools?: string[];
   modelSettings?: ModelSettings;
+  /** Permission rules (Claude Code syntax) and mode: which calls run, which ask, which are denied. */
+  permissions?: PermissionSettings;
+  /** Hooks in Claude Code's format (`{ PreToolUse: [{ matcher, hooks: [...] }] }`), or loaded with `loadClaudeSettings`. */
+  hooks?: HooksConfig;
+  /** A hook that crashes or times out denies the call instead of being logged. Default false. */
+  hooksFailClosed?: boolean;
+  /** Policies as functions on the worker, in order: see `defineMiddleware`. */
+  middleware?: MiddlewareDefinition[];
+  /** Checks that end the run `blocked` when they trip: on its input, its final answer, every tool call. */
+  guardrails?: Partial<Record<GuardrailKind, GuardrailDefinition[]>>;
+  /** How long calls wait for approval and what they get then. */
+  approval?: ApprovalOptions;
+  /** Working directory of hooks and of relative path rules. Default: the worker's. */
+  cwd?: string;
 }
 
 export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | undefined> {
@@ -128,6 +209,9 @@ export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | u
   readonly output?: O;
   /** Instructions given as a function; `spec.instructions` is then empty until a run evaluates it. */
   readonly instructions?: (ctx: InstructionsContext) => string | Promise<string>;
+  readonly middleware: readonly MiddlewareDefinition[];
+  /** Every guardrail the agent and its tools name, by name. */
+  readonly guardrails: ReadonlyMap<string, GuardrailDefinition>;
 }
 
 const AGENT_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
@@ -163,12 +247,15 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       throw new Error(`Agent "${options.name}": stopAtTools names "${name}", which is not one of its tools.`);
     }
   }
+  const checked = pipelineSettings(options, tools);
   return {
     kind: 'agent',
     name: options.name,
     tools,
     output: options.output,
     ...(typeof options.instructions === 'function' && { instructions: options.instructions }),
+    middleware: checked.middleware,
+    guardrails: checked.guardrails,
     spec: {
       name: options.name,
       description: options.description ?? '',
@@ -180,8 +267,51 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       outputRetries: options.outputRetries ?? DEFAULT_OUTPUT_RETRIES,
       stopAtTools: options.stopAtTools ?? [],
       modelSettings: options.modelSettings ?? {},
+      ...checked.spec,
     },
   };
+}
+
+/** The pipeline settings of an agent, checked, and what its spec records of them. */
+function pipelineSettings(options: AgentOptions, tools: Map<string, ToolDefinition>) {
+  const where = `agent "${options.name}"`;
+  const middleware = options.middleware ?? [];
+  const seen = new Set<string>();
+  for (const m of middleware) {
+    if (m?.kind !== 'middleware') throw new Error(`${where}: middleware must hold middleware made with defineMiddleware.`);
+    if (seen.has(m.name)) throw new Error(`${where} has two middleware named "${m.name}".`);
+    seen.add(m.name);
+  }
+  const guardrails = new Map<string, GuardrailDefinition>();
+  const collect = (list: GuardrailDefinition[] | undefined) => {
+    for (const g of list ?? []) {
+      const other = guardrails.get(g.name);
+      if (other && other !== g) throw new Error(`${where}: two different guardrails are named "${g.name}".`);
+      guardrails.set(g.name, g);
+    }
+  };
+  const names = guardrailNames(options.guardrails ?? {}, where);
+  for (const list of Object.values(options.guardrails ?? {})) collect(list);
+  for (const tool of tools.values()) {
+    collect(tool.guardrails?.input);
+    collect(tool.guardrails?.output);
+  }
+  if (options.cwd !== undefined && !(typeof options.cwd === 'string' && options.cwd.startsWith('/'))) {
+    throw new Error(`${where}: cwd must be an absolute path, got ${JSON.stringify(options.cwd)}.`);
+  }
+  if (options.hooksFailClosed !== undefined && typeof options.hooksFailClosed !== 'boolean') {
+    throw new Error(`${where}: hooksFailClosed must be true or false.`);
+  }
+  const spec: Partial<AgentSpec> = {
+    ...(options.permissions !== undefined && { permissions: checkPermissionSettings(options.permissions, `${where}: permissions`) }),
+    ...(options.hooks !== undefined && { hooks: checkHooksConfig(options.hooks, `${where}: hooks`) }),
+    ...(options.hooksFailClosed && { hooksFailClosed: true }),
+    ...(middleware.length > 0 && { middleware: middleware.map((m) => ({ name: m.name, beforeCall: m.beforeCall !== undefined })) }),
+    ...(Object.keys(names).length > 0 && { guardrails: names }),
+    ...(options.approval !== undefined && { approval: approvalSettings(options.approval, `${where}: approval`) }),
+    ...(options.cwd !== undefined && { cwd: options.cwd }),
+  };
+  return { middleware, guardrails, spec };
 }
 
 function toJsonSchema(schema: z.ZodType, what: string): JsonSchema {

@@ -4,6 +4,7 @@
  * orchestrates; what can be decided from plain data is decided here.
  */
 import type { ToolSpec } from './agent-spec.js';
+import type { PendingApproval } from './approval.js';
 import type { JsonValue } from './json.js';
 import type { ContinuedState, RunOverrides } from './run.js';
 import type { Usage } from './usage.js';
@@ -17,9 +18,11 @@ export type MonitorStopReason =
   | 'wallclock'
   | 'cancelled'
   | 'retry_aborted'
+  /** A guardrail tripped. */
+  | 'blocked'
   | 'failed';
 
-export type MonitorPhase = 'running' | 'sleeping' | 'paused' | MonitorStopReason;
+export type MonitorPhase = 'running' | 'sleeping' | 'paused' | 'awaiting_approval' | MonitorStopReason;
 
 export interface MonitorBudgets {
   /** Monitor turns (each a full agent loop). Default 50; 0 means no limit. */
@@ -120,6 +123,8 @@ export interface MonitorState {
   lastTurn: LastTurn | null;
   inbox: number;
   budgets: MonitorBudgets;
+  /** Calls waiting for a decision (phase `awaiting_approval`). */
+  pending?: PendingApproval[];
 }
 
 export interface MonitorResult {

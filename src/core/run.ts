@@ -1,13 +1,16 @@
 import type { AgentSpec } from './agent-spec.js';
+import type { DecisionSource, PendingApproval } from './approval.js';
+import type { GuardrailKind, Tripwire } from './guardrails.js';
 import type { JsonValue } from './json.js';
 import type { Message, ToolCall } from './messages.js';
 import type { MonitorStopReason } from './monitor.js';
+import type { PermissionMode } from './permissions.js';
 import type { Usage } from './usage.js';
 
 /** Where a run is. Also the value of the `KeelStatus` search attribute. */
-export type RunStatus = 'running' | 'completed' | 'max_turns' | 'failed' | 'cancelled';
+export type RunStatus = 'running' | 'awaiting_approval' | 'completed' | 'max_turns' | 'blocked' | 'failed' | 'cancelled';
 
-export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'max_turns', 'failed', 'cancelled'];
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'max_turns', 'blocked', 'failed', 'cancelled'];
 
 /** Input of the `agentRun` workflow. Plain JSON: any Temporal client can start a run. */
 export interface AgentRunInput {
@@ -31,6 +34,8 @@ export interface RunOverrides {
   /** `provider:model`, instead of the agent's. */
   model?: string;
   maxTurns?: number;
+  /** The permission mode the run starts in (it can change during the run by the `setPermissionMode` signal). */
+  permissionMode?: PermissionMode;
 }
 
 export interface RunOptions {
@@ -58,16 +63,22 @@ export interface ContinuedState {
   lastAnswer: string | null;
   /** An answer cut off at the token limit that the model is continuing. */
   partialAnswer?: string;
+  /** The permission mode, when a signal changed it. */
+  permissionMode?: PermissionMode;
+  /** Allow rules approvals added ("allow again"). */
+  remembered?: string[];
 }
 
 /** Result of the `agentRun` workflow. */
 export interface AgentRunResult<O = unknown> {
-  status: Extract<RunStatus, 'completed' | 'max_turns'>;
+  status: Extract<RunStatus, 'completed' | 'max_turns' | 'blocked'>;
   /** The final answer: text, or the parsed structured output when the agent has an output schema. */
   output: O;
   usage: Usage;
   turns: number;
   agent: string;
+  /** What blocked a `blocked` run (its output is then null). */
+  blocked?: Tripwire;
 }
 
 /** Answer of the `status` query. */
@@ -81,6 +92,12 @@ export interface RunState {
   messages: number;
   /** Sequence number of the last event. */
   lastSeq: number;
+  /** Calls waiting for a decision (status `awaiting_approval`). */
+  pending?: PendingApproval[];
+  /** The run's permission mode, when the agent has permissions or the run set a mode. */
+  permissionMode?: PermissionMode;
+  /** Allow rules added by approvals with `remember`. */
+  rememberedRules?: string[];
 }
 
 /** Answer of the `transcript` query: a bounded page of the messages this execution holds. */
@@ -143,6 +160,29 @@ export type RunEvent = EventBase &
         stage?: string;
       }
     | { type: 'output.invalid'; turn: number; error: string; attempt: number }
+    /** A stage of the pipeline decided a call (allow, ask or deny), or rewrote its arguments. */
+    | { type: 'tool.decided'; turn: number; callId: string; tool: string; stage: string; decision: 'allow' | 'ask' | 'deny' | 'rewrite'; reason: string }
+    | { type: 'approval.requested'; turn: number; callId: string; tool: string; stage: string; reason: string; arguments: string }
+    | {
+        type: 'approval.decided';
+        turn: number;
+        callId: string;
+        tool: string;
+        decision: 'allow' | 'deny';
+        by: DecisionSource;
+        reason?: string;
+        /** The decision edited the arguments. */
+        edited?: boolean;
+        /** The allow rule the decision added. */
+        remembered?: string;
+      }
+    /** A decision that could not be applied (an unknown call, a bad payload): nothing changed. */
+    | { type: 'approval.rejected'; callId?: string; error: string }
+    | { type: 'permission.mode'; mode: PermissionMode; by: 'signal' }
+    | { type: 'guardrail.tripped'; guardrail: string; kind: GuardrailKind; reason: string; callId?: string }
+    /** A hook failed without deciding (a crash, a timeout, an exit code other than 0 and 2): logged, the run goes on. */
+    | { type: 'hook.failed'; event: string; error: string; callId?: string }
+    | { type: 'hook.context'; event: string; text: string }
     | { type: 'run.continued'; turns: number }
     | { type: 'run.finished'; status: RunStatus | MonitorStopReason; output?: unknown; error?: string }
     // A monitor's own events.

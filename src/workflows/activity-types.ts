@@ -3,6 +3,10 @@
  * Both sides import it; nothing else lives here.
  */
 import type { AgentSpec } from '../core/agent-spec.js';
+import type { Tripwire } from '../core/guardrails.js';
+import type { HookEvent } from '../core/hooks.js';
+import type { PermissionMode } from '../core/permissions.js';
+import type { StageDecision } from '../core/tool-gate.js';
 import type { JsonValue } from '../core/json.js';
 import type { AssistantMessage, ToolCall, ToolResultMessage } from '../core/messages.js';
 import type { StopReason } from '../core/model.js';
@@ -56,11 +60,104 @@ export interface ToolCallInput {
   call: ToolCall;
   /** The run's context, when it has one. */
   context?: JsonValue;
+  /** The recorded spec's fingerprint, when stages after the call (hooks, output guardrails) need it. */
+  spec?: string;
+  /** The run's permission mode, for the hooks' input. */
+  mode?: PermissionMode;
+}
+
+/** A tool call's result; a tool output guardrail that tripped ends the run. */
+export type ToolCallResult = ToolResultMessage & { tripped?: Tripwire; hookErrors?: string[] };
+
+/** The worker-side stages before a call: PreToolUse hooks, middleware, the policy, tool input guardrails. */
+export interface CheckToolCallInput {
+  agent: string;
+  /** The recorded spec's fingerprint. */
+  spec: string;
+  turn: number;
+  call: ToolCall;
+  mode: PermissionMode;
+  remembered?: string[];
+  context?: JsonValue;
+  /** An approval edited the arguments: only the policy and the guardrails look again. */
+  recheck?: true;
+}
+
+export interface CheckToolCallResult {
+  decision?: 'allow' | 'ask' | 'deny';
+  /** The stage that gave the decision, and why. */
+  stage?: string;
+  reason?: string;
+  /** The arguments as the stages rewrote them, when they did. */
+  arguments?: Record<string, unknown>;
+  /** Every stage's answer, for the run's events. */
+  steps: StageDecision[];
+  /** The tool's `requiresApproval(args)`, when it is a function. */
+  requiresApproval?: boolean;
+  /** The tool's `permissionKey(args)`, when it has one. */
+  key?: string;
+  tripped?: Tripwire;
+  hookErrors?: string[];
+}
+
+/** A run's input or final answer, checked by the agent's guardrails. */
+export interface CheckGuardrailsInput {
+  agent: string;
+  spec: string;
+  kind: 'input' | 'output';
+  text: string;
+  output?: unknown;
+  context?: JsonValue;
+}
+
+export interface CheckGuardrailsResult {
+  tripped?: Tripwire;
+}
+
+/** Hooks of the run's own events (UserPromptSubmit, Stop, SessionStart, SessionEnd). */
+export interface RunHooksInput {
+  agent: string;
+  spec: string;
+  event: HookEvent;
+  /** The event's fields, as Claude Code names them (prompt, stop_hook_active, source, reason). */
+  fields: Record<string, JsonValue>;
+  mode?: PermissionMode;
+}
+
+export interface RunHooksResult {
+  decision?: 'allow' | 'ask' | 'deny' | 'block';
+  reason?: string;
+  additionalContext?: string;
+  errors: string[];
+}
+
+/** A call that needs approval, put to the worker's approver function first. */
+export interface ApproveCallInput {
+  agent: string;
+  turn: number;
+  callId: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  stage: string;
+  reason: string;
+  context?: JsonValue;
+}
+
+/** The approver's answer; no decision leaves the call to a person. */
+export interface ApproveCallResult {
+  decision?: 'allow' | 'deny';
+  reason?: string;
+  arguments?: Record<string, unknown>;
+  remember?: boolean;
 }
 
 export interface AgentActivities {
   /** The agent's spec for a run: overrides applied, instructions evaluated. A string is a name (older runs). */
   resolveAgent(input: ResolveAgentInput | string): Promise<AgentSpec>;
   modelTurn(input: ModelTurnInput): Promise<ModelTurnResult>;
-  toolCall(input: ToolCallInput): Promise<ToolResultMessage>;
+  toolCall(input: ToolCallInput): Promise<ToolCallResult>;
+  checkToolCall(input: CheckToolCallInput): Promise<CheckToolCallResult>;
+  checkGuardrails(input: CheckGuardrailsInput): Promise<CheckGuardrailsResult>;
+  runHooks(input: RunHooksInput): Promise<RunHooksResult>;
+  approveCall(input: ApproveCallInput): Promise<ApproveCallResult>;
 }

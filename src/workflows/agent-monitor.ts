@@ -61,6 +61,7 @@ import {
   type InjectInput,
 } from './api.js';
 import { registerRunHandlers } from './run-handlers.js';
+import { RunBlocked } from './tool-gate.js';
 import { Run } from './run-state.js';
 import { runTurn } from './turn.js';
 
@@ -153,6 +154,7 @@ class Monitor {
       lastTurn: this.lastTurn,
       inbox: this.inbox.length,
       budgets: this.budgets,
+      ...(run && run.approvals.waiting > 0 && { pending: run.approvals.list() }),
     };
   }
 
@@ -190,6 +192,11 @@ export async function agentMonitor(input: MonitorInput): Promise<MonitorResult> 
       ]);
     }
     run.stages = [monitorToolsStage(m)];
+    run.approvals.onWaiting = (waiting) => {
+      const pending = run!.approvals.list();
+      if (waiting) m.enter('awaiting_approval', `turn ${m.turns}: awaiting approval of ${pending.map((p) => `${p.tool} (${p.callId})`).join(', ')}`);
+      else m.enter('running', `turn ${m.turns}: running`);
+    };
     for (const { message, queued } of m.early.splice(0)) run.emit({ type: 'monitor.injected', message: preview(message, 500), queued });
     return await loop(m, run);
   } catch (err) {
@@ -239,6 +246,7 @@ async function loop(m: Monitor, run: Run): Promise<MonitorResult> {
     const outcome = await monitorTurn(m, run);
     if (outcome === 'stopped') continue;
     if (outcome === 'aborted') return finish(m, run, 'retry_aborted', m.lastTurn?.error ?? 'a turn failed');
+    if (outcome instanceof RunBlocked) return finish(m, run, 'blocked', outcome.message);
     if (m.done !== null) return finish(m, run, 'completed', m.done);
     if (m.intent) {
       const woke = await sleepUntil(m, run, m.intent, wallclockMs);
@@ -249,7 +257,7 @@ async function loop(m: Monitor, run: Run): Promise<MonitorResult> {
 }
 
 /** One monitor turn, retried or skipped by the turn retry policy. */
-async function monitorTurn(m: Monitor, run: Run): Promise<'ok' | 'skipped' | 'aborted' | 'stopped'> {
+async function monitorTurn(m: Monitor, run: Run): Promise<'ok' | 'skipped' | 'aborted' | 'stopped' | RunBlocked> {
   const turn = ++m.turns;
   m.turnsThisExecution++;
   const inbox = m.inbox.splice(0);
@@ -277,6 +285,8 @@ async function monitorTurn(m: Monitor, run: Run): Promise<'ok' | 'skipped' | 'ab
       if (err instanceof ContinueAsNew) throw err;
       // The run itself was cancelled: that is not the turn's failure.
       if (CancellationScope.current().consideredCancelled) throw err;
+      // A guardrail ends the monitor: retrying the turn would only trip it again.
+      if (err instanceof RunBlocked) return err;
       run.rollback(start);
       if (m.stopRequested) return 'stopped';
       const failure = innermostError(err);

@@ -29,8 +29,11 @@ import {
   statusQuery,
   statusSearchAttribute,
 } from './api.js';
+import type { Tripwire } from '../core/guardrails.js';
+import { checkStart, sessionEnd } from './run-checks.js';
 import { registerRunHandlers } from './run-handlers.js';
 import { Run } from './run-state.js';
+import { RunBlocked } from './tool-gate.js';
 import { runTurn } from './turn.js';
 
 /** Continue as new past this many history events, well before Temporal's limits. */
@@ -60,8 +63,16 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       });
       run = Run.start(spec, input.context);
       run.emit({ type: 'run.started', agent: spec.name, model: spec.model, input: preview(input.input) });
-      run.append([userMessage(input.input)]);
+      let prompt: string;
+      try {
+        prompt = await checkStart(run, input.input);
+      } catch (err) {
+        if (err instanceof RunBlocked) return await finish(run, 'blocked', null, err.tripwire);
+        throw err;
+      }
+      run.append([userMessage(prompt)]);
     }
+    watchApprovals(run);
     // A run started by a client that did not set the search attributes (for example the
     // `temporal` CLI) sets them itself, once.
     if (workflowInfo().typedSearchAttributes.get(statusSearchAttribute) !== 'running') {
@@ -77,8 +88,10 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     // A cancelled run is cancelled, whatever its activities ended with while they stopped.
     const cancelled = isCancellation(err) || CancellationScope.current().consideredCancelled;
     const status = cancelled ? 'cancelled' : 'failed';
-    if (run) end(run, status, undefined, status === 'failed' ? innermostError(err).message : undefined);
-    else upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
+    if (run) {
+      end(run, status, undefined, status === 'failed' ? innermostError(err).message : undefined);
+      await sessionEnd(run, status);
+    } else upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
     if (!cancelled) throw asRunFailure(err);
     throw isCancellation(err) ? err : new CancelledFailure('The run was cancelled.', [], err instanceof Error ? err : undefined);
   }
@@ -92,15 +105,36 @@ async function loop(run: Run, input: AgentRunInput): Promise<AgentRunResult> {
       run.emit({ type: 'run.continued', turns: run.turns });
       return await continueAsNew<typeof agentRun>({ ...input, continued: run.carry() });
     }
-    const outcome = await runTurn(run);
+    let outcome;
+    try {
+      outcome = await runTurn(run);
+    } catch (err) {
+      if (err instanceof RunBlocked) return finish(run, 'blocked', null, err.tripwire);
+      throw err;
+    }
     if (outcome.done) return finish(run, outcome.status, outcome.output);
   }
 }
 
-/** The run's result: it completed, or stopped at its turn limit. */
-function finish(run: Run, status: AgentRunResult['status'], output: unknown): AgentRunResult {
-  end(run, status, output);
-  return { status, output: output ?? null, usage: run.usage, turns: run.turns, agent: run.agent.name };
+/** The run's result: it completed, stopped at its turn limit, or a guardrail blocked it. */
+async function finish(run: Run, status: AgentRunResult['status'], output: unknown, tripwire?: Tripwire): Promise<AgentRunResult> {
+  end(run, status, output, tripwire && `blocked by guardrail "${tripwire.guardrail}": ${tripwire.reason}`);
+  await sessionEnd(run, status);
+  return { status, output: output ?? null, usage: run.usage, turns: run.turns, agent: run.agent.name, ...(tripwire && { blocked: tripwire }) };
+}
+
+/** While calls wait for a person the run's status, its search attribute and the UI say so. */
+function watchApprovals(run: Run): void {
+  run.approvals.onWaiting = (waiting) => {
+    run.status = waiting ? 'awaiting_approval' : 'running';
+    upsertSearchAttributes([{ key: statusSearchAttribute, value: run.status }]);
+    const pending = run.approvals.list();
+    setCurrentDetails(
+      waiting
+        ? `turn ${run.turns}: awaiting approval of ${pending.map((p) => `${p.tool} (${p.callId})`).join(', ')}. Decide with: keel approve ${workflowInfo().workflowId} <call>`
+        : `turn ${run.turns}: running ${run.agent.name}`,
+    );
+  };
 }
 
 /** Records the end of the run: its status (one search attribute upsert) and the last event. */

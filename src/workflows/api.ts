@@ -4,7 +4,9 @@
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
+import type { ApprovalDecision, ApprovalReceipt } from '../core/approval.js';
 import type { MonitorState } from '../core/monitor.js';
+import type { PermissionMode } from '../core/permissions.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Message } from '../core/messages.js';
 import type { EventPage, RunState, TranscriptPage } from '../core/run.js';
@@ -42,6 +44,20 @@ export interface WorkerProblem {
  * not once per attempt), so the run's current details can say what holds it up.
  */
 export const workerProblemSignal = defineSignal<[WorkerProblem]>('workerProblem');
+
+/**
+ * A decision on a call waiting for approval, as an Update: its validator rejects an unknown or
+ * already decided call, or edited arguments that fail the tool's schema, before anything is
+ * written to history. Answers once the decision is recorded.
+ */
+export const approveUpdate = defineUpdate<ApprovalReceipt, [ApprovalDecision]>('approve');
+/**
+ * The same decision as a plain Signal, for any client (`temporal workflow signal --name approve
+ * --input '{...}'`). A bad one is recorded as an `approval.rejected` event; it never fails the run.
+ */
+export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
+/** Changes the run's permission mode (`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`). */
+export const permissionModeSignal = defineSignal<[PermissionMode]>('setPermissionMode');
 
 export const agentSearchAttribute = defineSearchAttributeKey('KeelAgent', 'KEYWORD');
 export const statusSearchAttribute = defineSearchAttributeKey('KeelStatus', 'KEYWORD');

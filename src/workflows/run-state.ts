@@ -14,6 +14,7 @@ import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
 import type { KeelSinks, TranscriptRange } from './api.js';
+import { Approvals } from './approvals.js';
 
 const { conversation } = proxySinks<KeelSinks>();
 
@@ -49,6 +50,10 @@ export class Run {
   stages: ToolStage[] = [];
   /** The first message the model sees after the first one (compaction); 0: all of them. */
   viewFrom = 0;
+  /** A Stop hook sent the model back to work: the next Stop hook is told so (Claude Code's stop_hook_active). */
+  stopHookActive = false;
+  /** Calls waiting for a decision, the permission mode, remembered rules. */
+  readonly approvals: Approvals;
 
   private constructor(
     agent: AgentSpec,
@@ -67,6 +72,7 @@ export class Run {
     this.outputAttempts = carried.outputAttempts ?? 0;
     this.lastAnswer = carried.lastAnswer ?? null;
     this.partialAnswer = carried.partialAnswer ?? '';
+    this.approvals = new Approvals(this, { mode: carried.permissionMode, remembered: carried.remembered });
   }
 
   static start(agent: AgentSpec, context: JsonValue | undefined): Run {
@@ -125,6 +131,18 @@ export class Run {
     return this.messages.slice(Math.max(0, start - this.firstMessage)).reduce((n, m) => n + JSON.stringify(m).length, 0);
   }
 
+  /** Replaces the last assistant answer's text (an output guardrail blocked it): the transcript keeps the marker. */
+  withholdAnswer(marker: string): void {
+    for (let i = this.messages.length - 1; i >= 0; i--) {
+      const m = this.messages[i]!;
+      if (m.role === 'assistant') {
+        this.messages[i] = { ...m, content: marker };
+        break;
+      }
+    }
+    this.lastAnswer = marker;
+  }
+
   append(messages: Message[]): void {
     const start = this.messageCount;
     this.messages.push(...messages);
@@ -143,6 +161,9 @@ export class Run {
       usage: this.usage,
       messages: this.messageCount,
       lastSeq: this.log.lastSeq,
+      ...(this.approvals.waiting > 0 && { pending: this.approvals.list() }),
+      ...((this.agent.permissions || this.approvals.mode !== 'default') && { permissionMode: this.approvals.mode }),
+      ...(this.approvals.remembered.length > 0 && { rememberedRules: [...this.approvals.remembered] }),
     };
   }
 
@@ -176,6 +197,8 @@ export class Run {
       outputAttempts: this.outputAttempts,
       lastAnswer: this.lastAnswer,
       ...(this.partialAnswer !== '' && { partialAnswer: this.partialAnswer }),
+      ...(this.approvals.mode !== (this.agent.permissions?.mode ?? 'default') && { permissionMode: this.approvals.mode }),
+      ...(this.approvals.remembered.length > 0 && { remembered: [...this.approvals.remembered] }),
     };
   }
 }

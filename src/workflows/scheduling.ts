@@ -59,3 +59,31 @@ function retryPolicy(retry: RetrySettings | undefined): RetryPolicy {
   if (retry.maximumAttempts !== undefined) policy.maximumAttempts = retry.maximumAttempts;
   return policy;
 }
+
+/**
+ * The worker-side checks of a call or a run (hooks, middleware, guardrails): a hook may take a
+ * minute, a guardrail may call a model. They heartbeat, so a lost worker is noticed at once; a
+ * check that keeps throwing fails the run after a few attempts, with its error, rather than
+ * letting a call through unchecked.
+ */
+export function checkActivities(summary: string): Pick<AgentActivities, 'checkToolCall' | 'checkGuardrails' | 'runHooks'> {
+  return proxyActivities<AgentActivities>({
+    // Longer than the longest hook may take (Claude Code's default hook timeout is 10 minutes).
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: DEFAULT_HEARTBEAT_TIMEOUT_MS,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: [ErrorTypes.InvalidInput] },
+    summary,
+  });
+}
+
+/** The worker's approver function: it may ask someone, so it has time; it heartbeats meanwhile. */
+export function approverActivity(call: ToolCall): Pick<AgentActivities, 'approveCall'> {
+  return proxyActivities<AgentActivities>({
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: DEFAULT_HEARTBEAT_TIMEOUT_MS,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
+    summary: `approver · ${call.name}`,
+  });
+}

@@ -1,8 +1,7 @@
 /**
  * The tool-call pipeline, orchestrated: the stages an agent's configuration asks for, composed
- * once around the execution stage (the tool activity). Today: validation, then execution.
- * Approval, permissions, hooks and guardrails are stages to add to `stagesFor`, not edits of
- * the loop.
+ * once around the execution stage (the tool activity): validation, a driver's own tools, the
+ * gate (hooks, middleware, permissions, guardrails, approval: `tool-gate.ts`), execution.
  */
 import { preview } from '../core/limits.js';
 import type { ToolCall, ToolResultMessage } from '../core/messages.js';
@@ -12,12 +11,14 @@ import {
   errorResult,
   type ToolCallNext,
   type ToolCallOutcome,
-  type ToolCallRequest,
   type ToolStage,
 } from '../core/tool-pipeline.js';
+import type { AgentSpec } from '../core/agent-spec.js';
+import { needsWorkerAfter, toolOf } from '../core/tool-gate.js';
 import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
 import { toolActivity } from './scheduling.js';
+import { blocked, gateStage } from './tool-gate.js';
 
 /** Calls the recorded spec alone shows to be wrong get an error result, without an activity. */
 const validate: ToolStage = {
@@ -31,54 +32,127 @@ const validate: ToolStage = {
 };
 
 function stagesFor(run: Run): ToolStage[] {
-  return [validate, ...run.stages];
+  // A driver's own tools (a monitor's report_done) are answered before the gate: keel's own calls need no approval.
+  return [validate, ...run.stages, gateStage(run)];
 }
 
-/** The terminal stage: the tool activity, which checks the arguments' schema and runs the tool. */
-function execute(run: Run): ToolCallNext {
+/**
+ * The terminal stage: the tool activity, which checks the arguments' schema and runs the tool
+ * (with the stages after the call that need the worker: output guardrails, middleware, hooks).
+ * It starts when the calls before it in the model's order have finished (`ready`).
+ */
+function execute(run: Run, ready: (callId: string) => Promise<void>): ToolCallNext {
   return async ({ agent, turn, call, tool }) => {
+    await ready(call.id);
     run.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name });
-    const result = await toolActivity(tool, call).toolCall({
+    const after = needsWorkerAfter(agent, call.name);
+    const { tripped, hookErrors, ...result } = await toolActivity(tool, call).toolCall({
       agent: agent.name,
       turn,
       call,
       ...(run.context !== undefined && { context: run.context }),
+      ...(after && { spec: run.specHash, mode: run.approvals.mode }),
     });
+    for (const error of hookErrors ?? []) run.emit({ type: 'hook.failed', event: 'PostToolUse', error, callId: call.id });
+    if (tripped) {
+      finished(run, turn, { result, stage: 'execute' });
+      throw blocked(run, tripped);
+    }
     return { result, stage: 'execute' };
   };
 }
 
 /**
- * Runs one turn's tool calls through the pipeline. Consecutive read-only calls run in parallel;
- * a call that may change something runs alone, in the order the model gave. Results keep the
- * model's order. A batch is waited for whole: a failing call never abandons its siblings.
+ * Runs one turn's tool calls through the pipeline. They run in the model's order: consecutive
+ * read-only calls in parallel, a call that may change something alone; results keep the
+ * model's order. When calls may wait for a person, every call is decided at once, so all the
+ * calls of a turn that need a decision wait together.
  */
 export async function runToolCalls(run: Run, turn: number, calls: ToolCall[]): Promise<ToolResultMessage[]> {
   const agent = run.agent;
-  const pipeline = composeStages(stagesFor(run), execute(run));
-  const toolOf = (call: ToolCall) => agent.tools.find((t) => t.name === call.name);
-  const readOnly = (call: ToolCall) => toolOf(call)?.readOnly ?? false;
-  const one = async (call: ToolCall): Promise<ToolResultMessage> => {
-    const request: ToolCallRequest = { agent, turn, call, tool: toolOf(call) };
-    const outcome: ToolCallOutcome = await pipeline(request);
-    finished(run, turn, outcome);
-    return outcome.result;
-  };
+  run.approvals.expect(turn, agent, calls);
+  const batches = batchesOf(agent, calls);
+  if (!mayDecideLater(agent)) return inBatches(run, turn, batches);
+  return decidedTogether(run, turn, batches);
+}
 
+/** Consecutive read-only calls form a batch; any other call is a batch of its own. */
+function batchesOf(agent: AgentSpec, calls: ToolCall[]): ToolCall[][] {
+  const readOnly = (call: ToolCall) => toolOf(agent, call.name)?.readOnly ?? false;
+  const batches: ToolCall[][] = [];
+  calls.forEach((call, i) => {
+    if (i > 0 && readOnly(call) && readOnly(calls[i - 1]!)) batches.at(-1)!.push(call);
+    else batches.push([call]);
+  });
+  return batches;
+}
+
+/**
+ * Whether a call of this agent can wait (for a person, a hook, a guardrail) before it runs.
+ * Only then are a turn's calls decided together; other runs keep the order of commands that
+ * runs recorded before approvals existed, which their replays need.
+ */
+function mayDecideLater(agent: AgentSpec): boolean {
+  return Boolean(
+    agent.permissions ||
+      agent.hooks ||
+      agent.middleware?.length ||
+      agent.guardrails?.toolInput?.length ||
+      agent.guardrails?.toolOutput?.length ||
+      agent.tools.some((t) => t.requiresApproval || t.permissionKey || t.guardrails),
+  );
+}
+
+/** Batch after batch: a batch is waited for whole (a failing call never abandons its siblings). */
+async function inBatches(run: Run, turn: number, batches: ToolCall[][]): Promise<ToolResultMessage[]> {
+  const pipeline = composeStages(stagesFor(run), execute(run, async () => undefined));
   const results: ToolResultMessage[] = [];
-  let i = 0;
-  while (i < calls.length) {
-    const batch = [calls[i]!];
-    if (readOnly(calls[i]!)) {
-      while (i + batch.length < calls.length && readOnly(calls[i + batch.length]!)) batch.push(calls[i + batch.length]!);
-    }
-    i += batch.length;
-    const settled = await Promise.allSettled(batch.map(one));
+  for (const batch of batches) {
+    const settled = await Promise.allSettled(batch.map((call) => one(run, pipeline, turn, call)));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    results.push(...settled.map((s) => (s as PromiseFulfilledResult<ToolResultMessage>).value));
+    results.push(...settled.map((s) => (s as PromiseFulfilledResult<ToolCallOutcome>).value.result));
   }
   return results;
+}
+
+/**
+ * Every call decided at once, each batch run when the batches before it have their outcomes.
+ * When a call fails (or a guardrail blocks the run) the calls still waiting for a person stop
+ * waiting and those not started never start; the failure is the turn's.
+ */
+async function decidedTogether(run: Run, turn: number, batches: ToolCall[][]): Promise<ToolResultMessage[]> {
+  const outcomes: Promise<ToolCallOutcome>[][] = [];
+  const batchOf = new Map<string, number>();
+  batches.forEach((batch, i) => batch.forEach((call) => batchOf.set(call.id, i)));
+  let failure: { error: unknown } | undefined;
+  const ready = async (callId: string) => {
+    await Promise.allSettled(outcomes.slice(0, batchOf.get(callId) ?? 0).flat());
+    if (failure) throw failure.error;
+  };
+  const pipeline = composeStages(stagesFor(run), execute(run, ready));
+  for (const batch of batches) {
+    outcomes.push(
+      batch.map((call) => {
+        const outcome = one(run, pipeline, turn, call);
+        outcome.catch((error: unknown) => {
+          if (failure) return;
+          failure = { error };
+          run.approvals.interrupt();
+        });
+        return outcome;
+      }),
+    );
+  }
+  await Promise.allSettled(outcomes.flat());
+  if (failure) throw failure.error;
+  return (await Promise.all(outcomes.flat())).map((o) => o.result);
+}
+
+async function one(run: Run, pipeline: ToolCallNext, turn: number, call: ToolCall): Promise<ToolCallOutcome> {
+  const outcome = await pipeline({ agent: run.agent, turn, call, tool: toolOf(run.agent, call.name) });
+  finished(run, turn, outcome);
+  return outcome;
 }
 
 function finished(run: Run, turn: number, { result, stage }: ToolCallOutcome): void {

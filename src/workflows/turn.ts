@@ -11,6 +11,7 @@ import { addUsage } from '../core/usage.js';
 import type { ModelTurnResult } from './activity-types.js';
 import type { Run } from './run-state.js';
 import { modelActivity } from './scheduling.js';
+import { checkAnswer } from './run-checks.js';
 import { runToolCalls } from './tool-pipeline.js';
 
 /** How a turn ended: the run has its final answer, or it goes on with another turn. */
@@ -45,7 +46,11 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
     ...(truncated && { truncated }),
   });
 
-  if (toolCalls.length === 0) return finalAnswer(run, turn, result, truncated);
+  if (toolCalls.length === 0) {
+    const outcome = finalAnswer(run, turn, result, truncated);
+    if (outcome.done && !(await checkAnswer(run, result.message.content, outcome.output))) return { done: false };
+    return outcome;
+  }
 
   for (const call of toolCalls) {
     run.emit({ type: 'tool.requested', turn, callId: call.id, tool: call.name, arguments: preview(call.arguments) });
@@ -64,7 +69,11 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
   run.append(results);
 
   const stop = results.find((r) => !r.isError && spec.stopAtTools.includes(r.toolName));
-  if (stop) return { done: true, status: 'completed', output: toolOutput(stop) };
+  if (stop) {
+    const output = toolOutput(stop);
+    if (!(await checkAnswer(run, stop.content, output))) return { done: false };
+    return { done: true, status: 'completed', output };
+  }
   return { done: false };
 }
 

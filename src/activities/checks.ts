@@ -1,0 +1,247 @@
+/**
+ * The worker-side stages of the tool-call pipeline and of the run: PreToolUse hooks, middleware,
+ * the permission policy (pure, from src/core, with the run's recorded rules), tool input
+ * guardrails; the run's input and output guardrails and its own hooks; the worker's approver.
+ * One activity per call before it runs, so its hooks' side effects happen once per decision
+ * and every answer is in history.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { AgentSpec } from '../core/agent-spec.js';
+import type { Approver } from '../core/approval.js';
+import type { AgentDefinition } from '../core/define.js';
+import { ErrorTypes } from '../core/errors.js';
+import type { GuardrailContext, GuardrailKind, GuardrailSubject, Tripwire } from '../core/guardrails.js';
+import { hooksFor, hookInput, type HookEvent } from '../core/hooks.js';
+import type { JsonValue } from '../core/json.js';
+import type { PermissionMode } from '../core/permissions.js';
+import { policyVerdict, startTally, tally, toolGuardrails } from '../core/tool-gate.js';
+import type {
+  ApproveCallInput,
+  ApproveCallResult,
+  CheckGuardrailsInput,
+  CheckGuardrailsResult,
+  CheckToolCallInput,
+  CheckToolCallResult,
+  RunHooksInput,
+  RunHooksResult,
+} from '../workflows/activity-types.js';
+import { runHooks } from './hooks.js';
+import { keepAlive } from './keep-alive.js';
+import { execution, recordedSpec, type RecordedSpecDeps } from './recorded-spec.js';
+import type { AgentRegistry } from './registry.js';
+
+export interface CheckDeps extends RecordedSpecDeps {
+  registry: AgentRegistry;
+  approver?: Approver;
+}
+
+/** A middleware or guardrail that throws: retried a few times, then the run fails with this. */
+const CHECK_ERROR = 'KeelCheckError';
+
+export function createChecks(deps: CheckDeps) {
+  return {
+    async checkToolCall(input: CheckToolCallInput): Promise<CheckToolCallResult> {
+      return withHeartbeats(async (signal) => {
+        const { agent, spec } = await resolve(deps, input.agent, input.spec);
+        const { call, turn, mode } = input;
+        const { workflowId } = execution();
+        const t = startTally(parseObject(call.arguments));
+        const out: CheckToolCallResult = { steps: t.steps };
+        const done = (): CheckToolCallResult => ({
+          ...out,
+          ...(t.decision && { decision: t.decision, stage: t.stage, reason: t.reason }),
+          ...(t.rewritten && { arguments: t.arguments }),
+        });
+
+        if (!input.recheck) {
+          if (hooksFor(spec.hooks, 'PreToolUse', call.name).length > 0) {
+            const hooks = await runHooks(
+              spec.hooks,
+              'PreToolUse',
+              call.name,
+              hookInput('PreToolUse', { ...hookBase(spec, workflowId, mode), tool_name: call.name, tool_input: t.arguments, tool_use_id: call.id }),
+              { cwd: cwdOf(spec), signal, failClosed: spec.hooksFailClosed ?? false },
+            );
+            if (hooks.errors.length > 0) out.hookErrors = hooks.errors;
+            const decision = hooks.decision === 'block' ? 'deny' : hooks.decision;
+            const going = tally(t, 'hook', {
+              ...(decision && { decision }),
+              ...(hooks.reason && { reason: hooks.reason }),
+              ...(hooks.updatedInput && { arguments: hooks.updatedInput }),
+            });
+            if (!going) return done();
+          }
+          for (const m of middlewareOf(agent, spec)) {
+            if (!m.beforeCall) continue;
+            const verdict = await guarded(`middleware "${m.name}"`, () =>
+              m.beforeCall!({ agent: agent.name, workflowId, turn, callId: call.id, tool: call.name, arguments: t.arguments, context: input.context }),
+            );
+            if (!tally(t, m.name, verdict ?? undefined)) return done();
+          }
+        }
+
+        const tool = agent.tools.get(call.name);
+        const parsed = tool?.input.safeParse(t.arguments);
+        if (tool?.permissionKey && parsed?.success) {
+          out.key = String(await guarded(`permissionKey of ${call.name}`, () => tool.permissionKey!(parsed.data)));
+        }
+        const policy = { mode, remembered: input.remembered ?? [], ...(out.key !== undefined && { key: out.key }) };
+        if (!tally(t, 'permissions', policyVerdict(spec, call.name, t.arguments, policy, t.decision))) return done();
+
+        if (!input.recheck && typeof tool?.requiresApproval === 'function' && parsed?.success) {
+          const fn = tool.requiresApproval;
+          out.requiresApproval = Boolean(await guarded(`requiresApproval of ${call.name}`, () => fn(parsed.data, { agent: agent.name, context: input.context })));
+        }
+
+        const subject: GuardrailSubject = { kind: 'toolInput', tool: call.name, callId: call.id, arguments: t.arguments };
+        const tripped = await runGuardrails(agent, toolGuardrails(spec, call.name, 'toolInput'), subject, {
+          agent: agent.name,
+          workflowId,
+          context: input.context,
+          signal,
+        });
+        if (tripped) out.tripped = { ...tripped, callId: call.id, tool: call.name };
+        return done();
+      });
+    },
+
+    async checkGuardrails(input: CheckGuardrailsInput): Promise<CheckGuardrailsResult> {
+      return withHeartbeats(async (signal) => {
+        const { agent, spec } = await resolve(deps, input.agent, input.spec);
+        const subject: GuardrailSubject = input.kind === 'input' ? { kind: 'input', text: input.text } : { kind: 'output', text: input.text, output: input.output };
+        const tripped = await runGuardrails(agent, spec.guardrails?.[input.kind] ?? [], subject, {
+          agent: agent.name,
+          workflowId: execution().workflowId,
+          context: input.context,
+          signal,
+        });
+        return tripped ? { tripped } : {};
+      });
+    },
+
+    async runHooks(input: RunHooksInput): Promise<RunHooksResult> {
+      return withHeartbeats(async (signal) => {
+        const { spec } = await resolve(deps, input.agent, input.spec);
+        const target = hookTarget(input.event, input.fields);
+        const result = await runHooks(
+          spec.hooks,
+          input.event,
+          target,
+          hookInput(input.event, { ...hookBase(spec, execution().workflowId, input.mode ?? 'default'), ...input.fields }),
+          { cwd: cwdOf(spec), signal, failClosed: spec.hooksFailClosed ?? false },
+        );
+        return {
+          ...(result.decision && { decision: result.decision }),
+          ...(result.reason && { reason: result.reason }),
+          ...(result.additionalContext && { additionalContext: result.additionalContext }),
+          errors: result.errors,
+        };
+      });
+    },
+
+    async approveCall(input: ApproveCallInput): Promise<ApproveCallResult> {
+      if (!deps.approver) return {};
+      const answer = await withHeartbeats(async () =>
+        deps.approver!({
+          agent: input.agent,
+          workflowId: execution().workflowId,
+          turn: input.turn,
+          callId: input.callId,
+          tool: input.tool,
+          arguments: input.arguments,
+          stage: input.stage,
+          reason: input.reason,
+          context: input.context,
+        }),
+      );
+      if (!answer) return {};
+      if (answer.decision !== 'allow' && answer.decision !== 'deny') {
+        throw ApplicationFailure.nonRetryable(`The approver answered ${JSON.stringify(answer)}: its decision must be "allow" or "deny", or nothing.`, CHECK_ERROR);
+      }
+      return {
+        decision: answer.decision,
+        ...(answer.reason !== undefined && { reason: answer.reason }),
+        ...(answer.arguments !== undefined && { arguments: answer.arguments }),
+        ...(answer.remember && { remember: true }),
+      };
+    },
+  };
+}
+
+async function resolve(deps: CheckDeps, name: string, hash: string): Promise<{ agent: AgentDefinition; spec: AgentSpec }> {
+  const agent = deps.registry.serving(name);
+  return { agent, spec: await recordedSpec(deps, agent, hash) };
+}
+
+/** The worker's middleware the recorded spec names, in the recorded order. */
+function middlewareOf(agent: AgentDefinition, spec: AgentSpec) {
+  return (spec.middleware ?? []).map(({ name }) => {
+    const m = agent.middleware.find((x) => x.name === name);
+    if (!m) throw missing(`middleware "${name}"`, agent.name);
+    return m;
+  });
+}
+
+/** The guardrails named, one after another: the first that trips decides. */
+export async function runGuardrails(
+  agent: AgentDefinition,
+  names: readonly string[],
+  subject: GuardrailSubject,
+  ctx: GuardrailContext,
+): Promise<Tripwire | undefined> {
+  for (const name of names) {
+    const g = agent.guardrails.get(name);
+    if (!g) throw missing(`guardrail "${name}"`, agent.name);
+    const verdict = await guarded(`guardrail "${name}"`, () => g.check(subject, ctx));
+    if (verdict?.tripped) return { guardrail: name, kind: subject.kind as GuardrailKind, reason: verdict.reason ?? `guardrail "${name}" tripped` };
+  }
+  return undefined;
+}
+
+/** The fields every hook input has, as Claude Code names them. */
+export function hookBase(spec: AgentSpec, workflowId: string, mode: PermissionMode) {
+  return { sessionId: workflowId, cwd: cwdOf(spec), permissionMode: mode };
+}
+
+export function cwdOf(spec: AgentSpec): string {
+  return spec.cwd ?? spec.permissions?.cwd ?? process.cwd();
+}
+
+function hookTarget(event: HookEvent, fields: Record<string, JsonValue>): string | undefined {
+  if (event === 'SessionStart') return String(fields.source ?? 'startup');
+  if (event === 'SessionEnd') return String(fields.reason ?? 'other');
+  return undefined;
+}
+
+/** Runs worker code of the user's: a throw is retried as a check error that names it. */
+async function guarded<T>(what: string, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw ApplicationFailure.retryable(`${what} failed: ${(err as Error)?.message ?? String(err)}`, CHECK_ERROR);
+  }
+}
+
+function missing(what: string, agent: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: ErrorTypes.Config,
+    message: `This worker's agent "${agent}" has no ${what}, which the run recorded. Deploy a worker whose agent has it, and the run goes on.`,
+  });
+}
+
+function parseObject(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {};
+  const value: unknown = JSON.parse(text);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** Heartbeats while the checks run (hooks may take a minute); the signal aborts on a cancel. */
+async function withHeartbeats<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const stop = keepAlive(ctx, () => undefined);
+  try {
+    return await fn(ctx.cancellationSignal);
+  } finally {
+    stop();
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The run's approvals: the calls waiting for a person, the decisions that arrive (by Update,
+ * Signal or the worker's approver), the permission mode and the rules approvals remembered.
+ * A wait is a `condition`, so a run waits for an hour or a week, across worker restarts,
+ * and costs nothing while it does.
+ */
+import { condition } from '@temporalio/workflow';
+import type { AgentSpec, ToolSpec } from '../core/agent-spec.js';
+import { parseApprovalDecision, type ApprovalDecision, type DecisionSource, type PendingApproval } from '../core/approval.js';
+import { preview } from '../core/limits.js';
+import type { PermissionMode } from '../core/permissions.js';
+import { schemaProblem } from '../core/schema-check.js';
+import type { Run } from './run-state.js';
+
+export interface Decided {
+  decision: ApprovalDecision;
+  by: DecisionSource;
+}
+
+/** A call of the current turn that has not been decided: a decision for it may arrive at any time. */
+interface OpenCall {
+  tool: ToolSpec | undefined;
+  turn: number;
+}
+
+export class Approvals {
+  mode: PermissionMode;
+  /** Allow rules added by approvals with `remember`. */
+  readonly remembered: string[];
+  private readonly pending = new Map<string, PendingApproval>();
+  private readonly open = new Map<string, OpenCall>();
+  private readonly decided = new Map<string, Decided>();
+  private interrupted = false;
+
+  /** Told when the run starts or stops waiting for a person: the workflow updates its status, search attribute and UI details. */
+  onWaiting: (waiting: boolean) => void = () => undefined;
+
+  constructor(
+    private readonly run: Run,
+    carried: { mode?: PermissionMode; remembered?: string[] },
+  ) {
+    this.mode = carried.mode ?? run.agent.permissions?.mode ?? 'default';
+    this.remembered = [...(carried.remembered ?? [])];
+  }
+
+  /** The calls of a turn: from now on a decision for one of them is accepted, and kept until it waits. */
+  expect(turn: number, agent: AgentSpec, calls: { id: string; name: string }[]): void {
+    this.interrupted = false;
+    for (const call of calls) this.open.set(call.id, { tool: agent.tools.find((t) => t.name === call.name), turn });
+  }
+
+  /** The call was decided or ran: later decisions for it are rejected. */
+  close(callId: string): void {
+    this.open.delete(callId);
+    this.decided.delete(callId);
+  }
+
+  list(): PendingApproval[] {
+    return [...this.pending.values()];
+  }
+
+  /** Pending calls no decision has reached yet. */
+  undecided(): number {
+    return [...this.pending.keys()].filter((id) => !this.decided.has(id)).length;
+  }
+
+  get waiting(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Checks a decision from outside: its shape, that its call is one of this turn's undecided
+   * calls, and that edited arguments match the tool's schema. Throws with what is wrong; the
+   * Update's validator calls it, so a rejected Update writes nothing to history.
+   */
+  check(value: unknown): ApprovalDecision {
+    const parsed = parseApprovalDecision(value);
+    if (!parsed.ok) throw new Error(parsed.error);
+    const { decision } = parsed;
+    const call = this.open.get(decision.callId);
+    if (!call) {
+      const waiting = [...this.pending.keys()];
+      throw new Error(
+        `Call "${decision.callId}" is not waiting for a decision in this run` +
+          (waiting.length ? `; waiting: ${waiting.join(', ')}.` : '; no call is waiting.') +
+          ' See the pending calls with `keel pending` or the run\'s status query.',
+      );
+    }
+    if (this.decided.has(decision.callId)) throw new Error(`Call "${decision.callId}" was already decided.`);
+    const problem = decision.arguments ? this.argumentsProblem(decision.callId, decision.arguments) : undefined;
+    if (problem) throw new Error(problem);
+    return decision;
+  }
+
+  /** Edited arguments that do not match the tool's schema: what is wrong. */
+  argumentsProblem(callId: string, args: Record<string, unknown>): string | undefined {
+    const tool = this.open.get(callId)?.tool;
+    if (!tool) return undefined;
+    const problem = schemaProblem(tool.parameters, args);
+    return problem ? `The edited arguments for ${tool.name} do not match its schema: ${problem}.` : undefined;
+  }
+
+  hasDecision(callId: string): boolean {
+    return this.decided.has(callId);
+  }
+
+  /** Records a checked decision; the waiting call (or the call when it reaches its wait) takes it. */
+  receive(decision: ApprovalDecision, by: DecisionSource): void {
+    this.decided.set(decision.callId, { decision, by });
+  }
+
+  /** A Signal's decision: checked the same way, but a bad one is an event, never a failure. */
+  receiveSignal(value: unknown): void {
+    try {
+      this.receive(this.check(value), 'signal');
+    } catch (err) {
+      const callId = typeof (value as { callId?: unknown })?.callId === 'string' ? (value as { callId: string }).callId : undefined;
+      this.run.emit({ type: 'approval.rejected', ...(callId && { callId }), error: (err as Error).message });
+    }
+  }
+
+  /**
+   * Waits for the call's decision: one that already arrived, or one to come; at the timeout,
+   * the default. The call is listed as pending meanwhile.
+   */
+  async wait(entry: Omit<PendingApproval, 'since' | 'expires'>, timeoutMs: number | undefined, fallback: 'allow' | 'deny'): Promise<Decided> {
+    const { callId } = entry;
+    const early = this.decided.get(callId);
+    if (early) return { ...early, by: early.by === 'update' || early.by === 'signal' ? early.by : 'early' };
+    const now = Date.now();
+    this.pending.set(callId, {
+      ...entry,
+      since: new Date(now).toISOString(),
+      ...(timeoutMs !== undefined && { expires: new Date(now + timeoutMs).toISOString() }),
+    });
+    this.run.emit({
+      type: 'approval.requested',
+      turn: entry.turn,
+      callId,
+      tool: entry.tool,
+      stage: entry.stage,
+      reason: entry.reason,
+      arguments: preview(JSON.stringify(entry.arguments)),
+    });
+    if (this.pending.size === 1) this.onWaiting(true);
+    try {
+      const arrived = () => this.decided.has(callId) || this.interrupted;
+      const inTime = timeoutMs === undefined ? (await condition(arrived), true) : await condition(arrived, timeoutMs);
+      if (this.interrupted && !this.decided.has(callId)) throw new Error('Another call of the turn failed; this one no longer waits.');
+      if (inTime) return this.decided.get(callId)!;
+      const reason = `No decision within ${describeMs(timeoutMs!)}; the call's default is ${fallback}.`;
+      return { decision: { callId, decision: fallback, reason }, by: 'timeout' };
+    } finally {
+      this.pending.delete(callId);
+      if (this.pending.size === 0) this.onWaiting(false);
+    }
+  }
+
+  /** Another call of the turn failed (or blocked the run): the calls still waiting stop waiting. */
+  interrupt(): void {
+    this.interrupted = true;
+  }
+
+  /** Adds an allow rule for the rest of the run (an approval said "allow again"). */
+  remember(rule: string): void {
+    if (!this.remembered.includes(rule)) this.remembered.push(rule);
+  }
+}
+
+function describeMs(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  if (ms % 1000 === 0) return `${ms / 1000} s`;
+  return `${ms} ms`;
+}
