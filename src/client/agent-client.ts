@@ -50,6 +50,8 @@ export interface StartOptions {
   /** This run's model (`provider:model`) or turn limit, instead of the agent's. */
   model?: string;
   maxTurns?: number;
+  /** The permission mode the run starts in: `default`, `acceptEdits`, `plan`, `dontAsk` or `bypassPermissions`. */
+  permissionMode?: PermissionMode;
   options?: RunOptions;
 }
 
@@ -99,7 +101,12 @@ export interface ApproveOptions {
 export interface PendingRun {
   run: RunSummary;
   calls: PendingApproval[];
+  /** Why the run's pending calls could not be read (its workers are down); a decision by Signal still reaches it. */
+  unreachable?: string;
 }
+
+/** How long `pending()` waits for each run to answer. */
+const PENDING_QUERY_MS = 5_000;
 
 /** The run refused a decision (the call is not pending, or an edit fails the tool's schema). Nothing changed. */
 export class ApprovalRejectedError extends Error {
@@ -156,6 +163,7 @@ export class AgentClient {
     const overrides: RunOverrides = {
       ...(options.model !== undefined && { model: options.model }),
       ...(options.maxTurns !== undefined && { maxTurns: options.maxTurns }),
+      ...(options.permissionMode !== undefined && { permissionMode: options.permissionMode }),
     };
     const args: AgentRunInput = {
       agent: name,
@@ -239,13 +247,18 @@ export class AgentClient {
   async pending(options: { limit?: number; agent?: string } = {}): Promise<PendingRun[]> {
     const runs = await this.list({ ...options, status: 'awaiting_approval', limit: options.limit ?? 100 });
     const found = await Promise.all(
-      runs.map(async (run) => {
-        const calls = await this.getHandle(run.workflowId).pending().catch(() => []);
-        return { run, calls };
+      runs.map(async (run): Promise<PendingRun> => {
+        try {
+          // A run whose workers are all down cannot answer: say so rather than wait for it.
+          const calls = await this.client.withDeadline(Date.now() + PENDING_QUERY_MS, () => this.getHandle(run.workflowId).pending());
+          return { run, calls };
+        } catch (err) {
+          return { run, calls: [], unreachable: `no worker answered for this run (${innermostError(err).message})` };
+        }
       }),
     );
     // Visibility lags a moment behind the run: a run decided since has nothing pending.
-    return found.filter((p) => p.calls.length > 0);
+    return found.filter((p) => p.calls.length > 0 || p.unreachable);
   }
 
   /** Allows a pending call of a run (by Update: rejected at once if the call is not pending or an edit fails its schema). */

@@ -44,6 +44,7 @@ export async function startKeel(options: {
   providers?: ProvidersConfig;
   taskQueue?: string;
   workerOptions?: CreateWorkerOptions['workerOptions'];
+  approver?: CreateWorkerOptions['approver'];
 }): Promise<Keel> {
   const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
   const taskQueue = options.taskQueue ?? `test-${randomUUID().slice(0, 8)}`;
@@ -55,6 +56,7 @@ export async function startKeel(options: {
     providers: options.providers,
     workflowBundle: await workflowBundle(),
     ...(options.workerOptions && { workerOptions: options.workerOptions }),
+    ...(options.approver && { approver: options.approver }),
   });
   const running = worker.run();
   const client = new AgentClient({ client: env.client, taskQueue });
