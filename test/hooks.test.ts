@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadClaudeSettings } from '../src/activities/claude-settings.js';
 import { runHooks, type RunHooksOptions } from '../src/activities/hooks.js';
@@ -468,7 +468,8 @@ describe('loadClaudeSettings', () => {
         PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh', timeout: 10 }] }],
         Stop: [{ hooks: [{ type: 'http', url: 'http://localhost:9/stop' }] }],
       },
-      permissions: { allow: ['Bash(npm test)'], ask: ['Bash(git push *)'], deny: ['Read(./.env)'], mode: 'acceptEdits' },
+      // The file's folder is the project whose `/path` rules it writes.
+      permissions: { allow: ['Bash(npm test)'], ask: ['Bash(git push *)'], deny: ['Read(./.env)'], mode: 'acceptEdits', cwd: dirname(settings) },
       skipped: ['hooks.Notification: keel has no Notification event', 'hooks.Stop[0].hooks[0]: a "prompt" hook: keel runs "command" and "http" hooks only'],
     });
   });
@@ -476,7 +477,7 @@ describe('loadClaudeSettings', () => {
   it('loads no hooks under disableAllHooks', () => {
     const settings = file('disabled.json');
     writeFileSync(settings, JSON.stringify({ disableAllHooks: true, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'x' }] }] } }));
-    expect(loadClaudeSettings(settings)).toEqual({ hooks: {}, permissions: {}, skipped: ['all hooks: "disableAllHooks" is true'] });
+    expect(loadClaudeSettings(settings)).toEqual({ hooks: {}, permissions: { cwd: dirname(settings) }, skipped: ['all hooks: "disableAllHooks" is true'] });
   });
 
   it('says which file is missing, not JSON, or wrong', () => {

@@ -4,9 +4,11 @@
  * a project's existing settings load as they are and the caller can say what was skipped.
  */
 import { readFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { checkPermissionSettings, type PermissionSettings } from '../core/permissions.js';
 import { checkHooksConfig, HOOK_EVENTS, type HookEvent, type HooksConfig, unsupportedHookReason } from '../core/hooks.js';
 
-export interface ClaudePermissions {
+interface ClaudePermissions {
   /** `permissions.defaultMode`, as written ("default", "acceptEdits", "plan", ...). */
   mode?: string;
   allow?: string[];
@@ -16,7 +18,11 @@ export interface ClaudePermissions {
 
 export interface ClaudeSettings {
   hooks: HooksConfig;
-  permissions: ClaudePermissions;
+  /**
+   * The permission lists and mode, checked; `cwd` is the project the file belongs to (the parent
+   * of its `.claude` folder), where Claude Code resolves `/path` rules.
+   */
+  permissions: PermissionSettings;
   /** What was left out, one line each: events keel does not have, handlers it cannot run. */
   skipped: string[];
 }
@@ -50,7 +56,10 @@ export function loadClaudeSettings(file: string): ClaudeSettings {
   } else {
     hooks = checkHooksConfig(supportedHooks(settings.hooks, skipped), file);
   }
-  return { hooks, permissions: readPermissions(settings.permissions, file), skipped };
+  const dir = dirname(resolve(file));
+  const project = basename(dir) === '.claude' ? dirname(dir) : dir;
+  const permissions = checkPermissionSettings({ ...readPermissions(settings.permissions, file), cwd: project }, file);
+  return { hooks, permissions, skipped };
 }
 
 /** The hooks with unsupported events and handlers taken out (and listed); the rest is left for checkHooksConfig to judge. */
