@@ -412,3 +412,41 @@ describe('durability', () => {
     expect(effects.get(run.workflowId)).toBeUndefined();
   });
 });
+
+describe('approvals across continue-as-new and in monitors', () => {
+  it('the mode and remembered rules go on after the run continues as new', async () => {
+    const model = `approvals-${randomUUID().slice(0, 8)}`;
+    const release = { toolCalls: [{ id: '', name: 'Bash', arguments: { command: 'make release' } }] };
+    t.server.script(model, [
+      ...Array.from({ length: 6 }, (_, i) => ({ toolCalls: [{ ...release.toolCalls[0]!, id: `r${i + 1}` }] })),
+      { text: 'released six times' },
+    ]);
+    const run = await t.keel.client.start('ops', 'Release.', { model: `openai:${model}`, options: { continueAsNewAfterEvents: 20 } });
+    await waitingFor(run);
+    await run.approve('r1', { remember: true });
+    await run.setPermissionMode('acceptEdits');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'released six times' });
+    expect(effects.get(run.workflowId)).toHaveLength(6);
+    // It did continue as new, and never asked again.
+    expect((await run.events()).filter((e) => e.type === 'run.continued').length).toBeGreaterThan(0);
+    expect(await events(run, 'approval.requested')).toHaveLength(1);
+    const state = await run.status();
+    expect(state).toMatchObject({ rememberedRules: ['Bash(make release)'], permissionMode: 'acceptEdits' });
+  });
+
+  it('a monitor waits for approval too: phase awaiting_approval, decided like a run', async () => {
+    const model = `approvals-${randomUUID().slice(0, 8)}`;
+    t.server.script(model, [
+      { toolCalls: [{ id: 'm1', name: 'deploy', arguments: { env: 'staging' } }] },
+      { toolCalls: [{ id: 'done', name: 'report_done', arguments: { detail: 'deployed' } }] },
+    ]);
+    const monitor = await t.keel.client.startMonitor('ops', 'Keep staging deployed.', { model: `openai:${model}` });
+    const handle = t.keel.client.getHandle(monitor.workflowId);
+    const [pending] = await waitingFor(handle);
+    expect(pending).toMatchObject({ callId: 'm1', tool: 'deploy' });
+    expect((await monitor.status()).phase).toBe('awaiting_approval');
+    await handle.approve('m1');
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'deployed' });
+    expect(effects.get(monitor.workflowId)).toEqual(['deploy staging']);
+  });
+});
