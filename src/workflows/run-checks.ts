@@ -68,9 +68,9 @@ export async function checkStart(run: Run, prompt: string): Promise<string> {
 /**
  * A final answer: Stop hooks may send the model back to work (their reason becomes the next
  * user message); output guardrails may block the run, and the answer is then withheld.
- * Returns false when the run goes on.
+ * Returns false when the run goes on. `stopCall`: the answer is the result of this stop tool's call.
  */
-export async function checkAnswer(run: Run, text: string, output: unknown): Promise<boolean> {
+export async function checkAnswer(run: Run, text: string, output: unknown, stopCall?: string): Promise<boolean> {
   const stop = await hooks(run, 'Stop', { stop_hook_active: run.stopHookActive, last_assistant_message: preview(text, 10_000) });
   if (stop?.decision === 'block' || stop?.decision === 'deny') {
     run.stopHookActive = true;
@@ -89,7 +89,7 @@ export async function checkAnswer(run: Run, text: string, output: unknown): Prom
       ...(run.context !== undefined && { context: run.context }),
     });
     if (tripped) {
-      run.withholdAnswer(`[answer withheld: blocked by guardrail "${tripped.guardrail}"]`);
+      run.withholdAnswer(`[answer withheld: blocked by guardrail "${tripped.guardrail}"]`, stopCall);
       throw blocked(run, tripped);
     }
   }

@@ -6,6 +6,7 @@
 import { proxySinks, workflowInfo } from '@temporalio/workflow';
 import type { AgentSpec } from '../core/agent-spec.js';
 import { EventLog } from '../core/event-log.js';
+import { CONTINUE_CUT_OFF_ANSWER } from '../core/cut-off.js';
 import type { JsonValue } from '../core/json.js';
 import { pageWithin } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
@@ -131,13 +132,22 @@ export class Run {
     return this.messages.slice(Math.max(0, start - this.firstMessage)).reduce((n, m) => n + JSON.stringify(m).length, 0);
   }
 
-  /** Replaces the last assistant answer's text (an output guardrail blocked it): the transcript keeps the marker. */
-  withholdAnswer(marker: string): void {
-    for (let i = this.messages.length - 1; i >= 0; i--) {
-      const m = this.messages[i]!;
-      if (m.role === 'assistant') {
-        this.messages[i] = { ...m, content: marker };
-        break;
+  /**
+   * Replaces a blocked answer (an output guardrail tripped) with a marker in the transcript: the
+   * result of the stop tool `toolCallId` when the answer was one; else the last assistant answer
+   * and, when it was cut off at the token limit and continued, its earlier pieces too.
+   */
+  withholdAnswer(marker: string, toolCallId?: string): void {
+    if (toolCallId !== undefined) {
+      const i = this.messages.findLastIndex((m) => m.role === 'tool' && m.toolCallId === toolCallId);
+      if (i >= 0) this.messages[i] = { ...this.messages[i]!, content: marker };
+    } else {
+      let i = this.messages.findLastIndex((m) => m.role === 'assistant');
+      while (i >= 0) {
+        this.messages[i] = { ...this.messages[i]!, content: marker };
+        const before = this.messages[i - 1];
+        if (before?.role !== 'user' || before.content !== CONTINUE_CUT_OFF_ANSWER || this.messages[i - 2]?.role !== 'assistant') break;
+        i -= 2;
       }
     }
     this.lastAnswer = marker;

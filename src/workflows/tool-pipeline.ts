@@ -53,7 +53,9 @@ function execute(run: Run, ready: (callId: string) => Promise<void>): ToolCallNe
       ...(run.context !== undefined && { context: run.context }),
       ...(after && { spec: run.specHash, mode: run.approvals.mode }),
     });
-    for (const error of hookErrors ?? []) run.emit({ type: 'hook.failed', event: 'PostToolUse', error, callId: call.id });
+    // The activity ran PostToolUseFailure hooks for an error result, PostToolUse hooks for another.
+    const hookEvent = result.isError ? 'PostToolUseFailure' : 'PostToolUse';
+    for (const error of hookErrors ?? []) run.emit({ type: 'hook.failed', event: hookEvent, error, callId: call.id });
     if (tripped) {
       finished(run, turn, { result, stage: 'execute' });
       throw blocked(run, tripped);

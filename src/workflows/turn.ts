@@ -48,7 +48,9 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
 
   if (toolCalls.length === 0) {
     const outcome = finalAnswer(run, turn, result, truncated);
-    if (outcome.done && !(await checkAnswer(run, result.message.content, outcome.output))) return { done: false };
+    // A text answer cut off at the token limit and continued is checked whole, all its pieces.
+    const text = outcome.done && !spec.outputSchema ? String(outcome.output) : result.message.content;
+    if (outcome.done && !(await checkAnswer(run, text, outcome.output))) return { done: false };
     return outcome;
   }
 
@@ -71,7 +73,7 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
   const stop = results.find((r) => !r.isError && spec.stopAtTools.includes(r.toolName));
   if (stop) {
     const output = toolOutput(stop);
-    if (!(await checkAnswer(run, stop.content, output))) return { done: false };
+    if (!(await checkAnswer(run, stop.content, output, stop.toolCallId))) return { done: false };
     return { done: true, status: 'completed', output };
   }
   return { done: false };
