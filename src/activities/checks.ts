@@ -63,6 +63,11 @@ export function createChecks(deps: CheckDeps) {
               { cwd: cwdOf(spec), signal, failClosed: spec.hooksFailClosed ?? false },
             );
             if (hooks.errors.length > 0) out.hookErrors = hooks.errors;
+            // `"continue": false` stops the run, whatever the hook decided about the call.
+            if (hooks.stop) {
+              out.tripped = { guardrail: 'PreToolUse hook', kind: 'toolInput', reason: hooks.stop.reason || 'a hook stopped the run', callId: call.id, tool: call.name };
+              return done();
+            }
             const decision = hooks.decision === 'block' ? 'deny' : hooks.decision;
             const going = tally(t, 'hook', {
               ...(decision && { decision }),
@@ -134,6 +139,7 @@ export function createChecks(deps: CheckDeps) {
           ...(result.decision && { decision: result.decision }),
           ...(result.reason && { reason: result.reason }),
           ...(result.additionalContext && { additionalContext: result.additionalContext }),
+          ...(result.stop && { stop: result.stop.reason || `a ${input.event} hook stopped the run` }),
           errors: result.errors,
         };
       });
@@ -174,7 +180,7 @@ async function resolve(deps: CheckDeps, name: string, hash: string): Promise<{ a
 }
 
 /** The worker's middleware the recorded spec names, in the recorded order. */
-function middlewareOf(agent: AgentDefinition, spec: AgentSpec) {
+export function middlewareOf(agent: AgentDefinition, spec: AgentSpec) {
   return (spec.middleware ?? []).map(({ name }) => {
     const m = agent.middleware.find((x) => x.name === name);
     if (!m) throw missing(`middleware "${name}"`, agent.name);

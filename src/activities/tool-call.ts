@@ -9,7 +9,7 @@ import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';
 import { callProblem } from '../core/tool-pipeline.js';
 import type { ToolCallInput, ToolCallResult } from '../workflows/activity-types.js';
-import { cwdOf, hookBase, runGuardrails } from './checks.js';
+import { cwdOf, hookBase, middlewareOf, runGuardrails } from './checks.js';
 import { runHooks } from './hooks.js';
 import { keepAlive } from './keep-alive.js';
 import { recordedSpec, type RecordedSpecDeps } from './recorded-spec.js';
@@ -53,7 +53,8 @@ export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistr
       arguments: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {},
       context,
     };
-    const middleware = agent.middleware;
+    // The middleware the run recorded (the worker's own code for each), not whatever this worker has today.
+    const middleware = spec ? middlewareOf(agent, spec) : [];
     const after = (r: ToolResultMessage) => afterCall({ ctx, spec, agent, view, middleware, mode: input.mode ?? 'default' }, r);
 
     const parsed = tool.input.safeParse(args);
@@ -150,6 +151,10 @@ async function afterCall({ ctx, spec, agent, view, middleware, mode }: AfterCont
       ];
       if (notes.length > 0) result = { ...result, content: `${result.content}\n\n${notes.join('\n\n')}` };
       if (hooks.errors.length > 0) result = { ...result, hookErrors: hooks.errors };
+      // `"continue": false`: the run stops after this call.
+      if (hooks.stop) {
+        result = { ...result, tripped: { guardrail: `${event} hook`, kind: 'toolOutput', reason: hooks.stop.reason || 'a hook stopped the run', callId: view.callId, tool: view.tool } };
+      }
     }
     return result;
   } finally {

@@ -114,9 +114,10 @@ export function needsWorkerRecheck(spec: AgentSpec, toolName: string): boolean {
   return toolOf(spec, toolName)?.permissionKey === true || toolGuardrails(spec, toolName, 'toolInput').length > 0;
 }
 
-/** Whether the stages after a call need the recorded spec on the worker: hooks after the call, tool output guardrails. */
+/** Whether the stages after a call need the recorded spec on the worker: middleware, hooks after the call, tool output guardrails. */
 export function needsWorkerAfter(spec: AgentSpec, toolName: string): boolean {
   return (
+    (spec.middleware ?? []).length > 0 ||
     hooksFor(spec.hooks, 'PostToolUse', toolName).length > 0 ||
     hooksFor(spec.hooks, 'PostToolUseFailure', toolName).length > 0 ||
     toolGuardrails(spec, toolName, 'toolOutput').length > 0

@@ -128,6 +128,8 @@ export interface RunHooksResult {
   decision?: 'allow' | 'ask' | 'deny' | 'block';
   reason?: string;
   additionalContext?: string;
+  /** A hook said `"continue": false`, with this reason: the run stops. */
+  stop?: string;
   errors: string[];
 }
 

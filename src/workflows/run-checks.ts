@@ -34,6 +34,10 @@ async function hooks(run: Run, event: HookEvent, fields: Record<string, JsonValu
   });
   for (const error of result.errors) run.emit({ type: 'hook.failed', event, error });
   if (result.additionalContext) run.emit({ type: 'hook.context', event, text: preview(result.additionalContext) });
+  // `"continue": false` stops the run (SessionEnd's cannot: the run is ending anyway).
+  if (result.stop !== undefined && event !== 'SessionEnd') {
+    throw blocked(run, { guardrail: `${event} hook`, kind: event === 'Stop' ? 'output' : 'input', reason: result.stop });
+  }
   return result;
 }
 

@@ -57,7 +57,8 @@ function execute(run: Run, ready: (callId: string) => Promise<void>): ToolCallNe
     const hookEvent = result.isError ? 'PostToolUseFailure' : 'PostToolUse';
     for (const error of hookErrors ?? []) run.emit({ type: 'hook.failed', event: hookEvent, error, callId: call.id });
     if (tripped) {
-      finished(run, turn, { result, stage: 'execute' });
+      // The result the guardrail stopped is withheld from the events too.
+      finished(run, turn, { result: { ...result, content: `[result withheld: blocked by "${tripped.guardrail}"]` }, stage: 'execute' });
       throw blocked(run, tripped);
     }
     return { result, stage: 'execute' };
