@@ -3,6 +3,8 @@ export { defineAgent, defineTool } from './core/define.js';
 export type { AgentDefinition, AgentOptions, InstructionsContext, ToolContext, ToolDefinition, ToolOptions } from './core/define.js';
 export type { ApprovalContext, ApprovalOptions } from './core/define.js';
 export { defineGuardrail } from './core/guardrails.js';
+export { handoff, ref, DEFAULT_MAX_HANDOFFS } from './core/handoff.js';
+export type { AgentRef, HandoffContext, HandoffDefinition, HandoffFilter, HandoffOptions, HandoffSpec } from './core/handoff.js';
 export type { GuardrailContext, GuardrailDefinition, GuardrailKind, GuardrailOptions, GuardrailSubject, GuardrailVerdict, Tripwire } from './core/guardrails.js';
 export { defineMiddleware } from './core/middleware.js';
 export type { MiddlewareCall, MiddlewareDefinition, MiddlewareOptions, MiddlewareVerdict, ToolResultView } from './core/middleware.js';

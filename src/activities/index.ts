@@ -1,11 +1,11 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { parseModelName, type AgentSpec } from '../core/agent-spec.js';
 import { ErrorTypes } from '../core/errors.js';
 import type { ModelProvider } from '../core/model.js';
 import type { Approver } from '../core/approval.js';
 import { PERMISSION_MODES } from '../core/permissions.js';
-import type { AgentActivities, ResolveAgentInput } from '../workflows/activity-types.js';
+import type { AgentActivities, ResolveAgentInput, ResolveHandoffInput, ResolveHandoffResult } from '../workflows/activity-types.js';
 import { createChecks } from './checks.js';
 import { ConversationCache } from './conversation-cache.js';
 import { createModelTurn } from './model-turn.js';
@@ -33,6 +33,7 @@ export function createActivities(deps: ActivityDeps): AgentActivities {
     modelTurn: createModelTurn({ ...deps, cache, specs }),
     toolCall: createToolCall({ ...deps, specs }),
     ...createChecks({ ...deps, specs }),
+    resolveHandoff: (input) => resolveHandoff(deps.registry, input, deps.approver !== undefined),
   };
 }
 
@@ -81,6 +82,35 @@ async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | 
     spec.instructions = text;
   }
   return spec;
+}
+
+/**
+ * A handoff the model asked for: the source agent's `onHandoff` check (a message refuses it),
+ * then the target's spec, resolved as a run's is and recorded by the run.
+ */
+async function resolveHandoff(registry: AgentRegistry, input: ResolveHandoffInput, approver: boolean): Promise<ResolveHandoffResult> {
+  const source = registry.serving(input.from);
+  const h = source.handoffs.get(input.tool);
+  if (h?.onHandoff) {
+    const parsed = h.input ? h.input.safeParse(input.input) : { success: true as const, data: input.input };
+    if (!parsed.success) return { refused: `its input is invalid: ${parsed.error.message}` };
+    let answer: string | void;
+    try {
+      answer = await h.onHandoff(parsed.data as never, {
+        from: input.from,
+        to: input.to,
+        workflowId: Context.current().info.workflowExecution?.workflowId ?? '',
+        context: input.context,
+      });
+    } catch (err) {
+      answer = (err as Error)?.message ?? String(err);
+    }
+    if (typeof answer === 'string' && answer !== '') return { refused: answer };
+  }
+  if (!registry.find(input.to)) {
+    return { refused: `this worker has no agent "${input.to}" (it serves ${registry.names().join(', ')}).` };
+  }
+  return { spec: await resolveAgent(registry, { agent: input.to, ...(input.context !== undefined && { context: input.context }) }, approver) };
 }
 
 /** Whether any call of the agent can need approval: only then does the approver matter to its runs. */

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { parseModelName, type AgentSpec } from '../core/agent-spec.js';
 import { cutOffOutputError } from '../core/cut-off.js';
+import { filterForHandoff } from '../core/handoff.js';
 import type { AgentDefinition } from '../core/define.js';
 import { MODEL_ANSWER_BYTES, boundText } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
@@ -38,7 +39,9 @@ export function createModelTurn(deps: ModelTurnDeps) {
     try {
       const agent = deps.registry.serving(input.agent);
       spec = await recordedSpec(deps, agent, input.spec);
-      const messages = input.from ? await compacted(deps, input.from, input.messageCount) : await conversation(deps, input.messageCount);
+      const all = input.from ? await compacted(deps, input.from, input.messageCount) : await conversation(deps, input.messageCount);
+      // After a handoff with an input filter, the agent in charge sees the earlier conversation through it.
+      const messages = input.handoff && !input.from ? filterForHandoff(all, input.handoff.at, input.handoff.filter) : all;
       const { provider: providerName, model } = modelName(spec.model);
       const provider = deps.providers.get(providerName);
       const response = await provider.generate({

@@ -25,6 +25,7 @@ export { ServerUnreachableError } from './connection.js';
 export type { ConnectSettings } from './connection.js';
 // Defining agents loads zod only, so a client may pass an agent itself to start().
 export { defineAgent, defineTool } from '../core/define.js';
+export { handoff, ref } from '../core/handoff.js';
 export type { AgentDefinition, AgentOptions, InstructionsContext, ToolContext, ToolDefinition, ToolOptions } from '../core/define.js';
 export type { JsonValue } from '../core/json.js';
 export type { AgentSpec, ModelSettings, RetrySettings, ToolSpec } from '../core/agent-spec.js';

@@ -1,4 +1,5 @@
 import type { GuardrailNames } from './guardrails.js';
+import type { HandoffSpec } from './handoff.js';
 import type { HooksConfig } from './hooks.js';
 import type { JsonSchema } from './json-schema.js';
 import type { PermissionSettings } from './permissions.js';
@@ -68,6 +69,8 @@ export interface ToolSpec {
   approval?: ApprovalSettings;
   /** Names of the tool's own guardrails (checked besides the agent's tool guardrails). */
   guardrails?: Pick<GuardrailNames, 'toolInput' | 'toolOutput'>;
+  /** A handoff tool: calling it hands the run to this agent (the workflow answers it). */
+  handoff?: string;
 }
 
 /** How long a call waits for a person, and what it gets then. */
@@ -113,6 +116,10 @@ export interface AgentSpec {
   approver?: boolean;
   /** Working directory of the agent's hooks and relative path rules (absolute). */
   cwd?: string;
+  /** The agents this one can hand the run to; their tools are in `tools` (with `handoff` set). */
+  handoffs?: HandoffSpec[];
+  /** At most this many handoffs in a run while this agent is in charge (default 10). */
+  maxHandoffs?: number;
 }
 
 export const DEFAULT_MAX_TURNS = 10;

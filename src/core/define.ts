@@ -11,6 +11,7 @@ import {
   type ToolSpec,
 } from './agent-spec.js';
 import type { GuardrailDefinition, GuardrailKind, GuardrailNames } from './guardrails.js';
+import { handoff, handoffParameters, handoffToolName, type AgentRef, type HandoffDefinition, type HandoffSpec } from './handoff.js';
 import { checkHooksConfig, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
@@ -198,6 +199,13 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
   approval?: ApprovalOptions;
   /** Working directory of hooks and of relative path rules. Default: the worker's. */
   cwd?: string;
+  /**
+   * Agents the model can hand the run to, each as a `transfer_to_<name>` tool: an agent, a
+   * `ref('name')` (for cycles), or a `handoff({ agent, input, onHandoff, inputFilter })`.
+   */
+  handoffs?: (AgentDefinition<any> | AgentRef | HandoffDefinition<any>)[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** At most this many handoffs in a run (default 10); more are refused with an error result. */
+  maxHandoffs?: number;
 }
 
 export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | undefined> {
@@ -212,6 +220,8 @@ export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | u
   readonly middleware: readonly MiddlewareDefinition[];
   /** Every guardrail the agent and its tools name, by name. */
   readonly guardrails: ReadonlyMap<string, GuardrailDefinition>;
+  /** The agent's handoffs by tool name (their `onHandoff` checks run on the worker). */
+  readonly handoffs: ReadonlyMap<string, HandoffDefinition<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 const AGENT_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
@@ -248,6 +258,7 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
     }
   }
   const checked = pipelineSettings(options, tools);
+  const handoffs = handoffsOf(options, tools);
   return {
     kind: 'agent',
     name: options.name,
@@ -256,20 +267,49 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
     ...(typeof options.instructions === 'function' && { instructions: options.instructions }),
     middleware: checked.middleware,
     guardrails: checked.guardrails,
+    handoffs: handoffs.byTool,
     spec: {
       name: options.name,
       description: options.description ?? '',
       instructions: typeof options.instructions === 'string' ? options.instructions : '',
       model: options.model,
-      tools: [...tools.values()].map((t) => t.spec),
+      tools: [...[...tools.values()].map((t) => t.spec), ...handoffs.tools],
       maxTurns,
       ...(options.output && { outputSchema: toJsonSchema(options.output, `output of agent "${options.name}"`) }),
       outputRetries: options.outputRetries ?? DEFAULT_OUTPUT_RETRIES,
       stopAtTools: options.stopAtTools ?? [],
       modelSettings: options.modelSettings ?? {},
       ...checked.spec,
+      ...(handoffs.specs.length > 0 && { handoffs: handoffs.specs }),
+      ...(options.maxHandoffs !== undefined && { maxHandoffs: options.maxHandoffs }),
     },
   };
+}
+
+/** The agent's handoffs: their tools for the model, what the spec records, the checks by tool. */
+function handoffsOf(options: AgentOptions, tools: Map<string, ToolDefinition>) {
+  const where = `agent "${options.name}"`;
+  const byTool = new Map<string, HandoffDefinition<any>>(); // eslint-disable-line @typescript-eslint/no-explicit-any
+  const specs: HandoffSpec[] = [];
+  const toolSpecs: ToolSpec[] = [];
+  if (options.maxHandoffs !== undefined && !(Number.isInteger(options.maxHandoffs) && options.maxHandoffs >= 0)) {
+    throw new Error(`${where}: maxHandoffs must be a whole number, 0 or more, got ${options.maxHandoffs}.`);
+  }
+  for (const given of options.handoffs ?? []) {
+    const h: HandoffDefinition<any> = // eslint-disable-line @typescript-eslint/no-explicit-any
+      given?.kind === 'handoff' ? given : given?.kind === 'agent' || given?.kind === 'ref' ? handoff({ agent: given }) : (undefined as never);
+    if (!h) throw new Error(`${where}: handoffs must hold agents, ref('name') or handoff({...}).`);
+    const tool = h.toolName ?? handoffToolName(h.agent.name);
+    if (!TOOL_NAME.test(tool)) throw new Error(`${where}: invalid handoff tool name "${tool}".`);
+    if (tools.has(tool) || byTool.has(tool)) throw new Error(`${where} has two tools named "${tool}" (a handoff's tool and another).`);
+    const description =
+      h.description ?? `Hand the conversation to the agent "${h.agent.name}"${h.agent.kind === 'agent' && h.agent.spec.description ? `: ${h.agent.spec.description}` : '.'}`;
+    byTool.set(tool, h);
+    specs.push({ tool, agent: h.agent.name, filter: h.inputFilter ?? 'all', check: h.onHandoff !== undefined });
+    // Read-only: a call only asks for the handoff, which happens after the turn (plan mode allows it).
+    toolSpecs.push({ name: tool, description, parameters: handoffParameters(h.input), readOnly: true, handoff: h.agent.name });
+  }
+  return { byTool, specs, tools: toolSpecs };
 }
 
 /** The pipeline settings of an agent, checked, and what its spec records of them. */

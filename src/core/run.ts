@@ -1,6 +1,7 @@
 import type { AgentSpec } from './agent-spec.js';
 import type { DecisionSource, PendingApproval } from './approval.js';
 import type { GuardrailKind, Tripwire } from './guardrails.js';
+import type { HandoffFilter } from './handoff.js';
 import type { JsonValue } from './json.js';
 import type { Message, ToolCall } from './messages.js';
 import type { MonitorStopReason } from './monitor.js';
@@ -67,6 +68,15 @@ export interface ContinuedState {
   permissionMode?: PermissionMode;
   /** Allow rules approvals added ("allow again"). */
   remembered?: string[];
+  /** Handoffs so far, and what the agent in charge sees of the conversation before the last one. */
+  handoffs?: number;
+  handoffView?: HandoffView;
+}
+
+/** The agent in charge sees the messages before `at` through `filter` (a handoff's input filter). */
+export interface HandoffView {
+  at: number;
+  filter: Exclude<HandoffFilter, 'all'>;
 }
 
 /** Result of the `agentRun` workflow. */
@@ -179,6 +189,8 @@ export type RunEvent = EventBase &
     /** A decision that could not be applied (an unknown call, a bad payload): nothing changed. */
     | { type: 'approval.rejected'; callId?: string; error: string }
     | { type: 'permission.mode'; mode: PermissionMode; by: 'signal' }
+    /** The run was handed to another agent: it answers from the next turn on. */
+    | { type: 'handoff'; turn: number; from: string; to: string; callId: string; input?: string }
     | { type: 'guardrail.tripped'; guardrail: string; kind: GuardrailKind; reason: string; callId?: string }
     /** A hook failed without deciding (a crash, a timeout, an exit code other than 0 and 2): logged, the run goes on. */
     | { type: 'hook.failed'; event: string; error: string; callId?: string }

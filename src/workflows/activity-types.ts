@@ -10,7 +10,7 @@ import type { StageDecision } from '../core/tool-gate.js';
 import type { JsonValue } from '../core/json.js';
 import type { AssistantMessage, ToolCall, ToolResultMessage } from '../core/messages.js';
 import type { StopReason } from '../core/model.js';
-import type { RunOverrides } from '../core/run.js';
+import type { HandoffView, RunOverrides } from '../core/run.js';
 import type { Usage } from '../core/usage.js';
 
 export interface ResolveAgentInput {
@@ -36,6 +36,8 @@ export interface ModelTurnInput {
    * ones between are left out, with a marker). Absent: all of them.
    */
   from?: number;
+  /** After a handoff with an input filter: the messages before `at` are seen through it. */
+  handoff?: HandoffView;
 }
 
 export type OutputCheck = { valid: true; value: unknown } | { valid: false; error: string };
@@ -133,6 +135,17 @@ export interface RunHooksResult {
   errors: string[];
 }
 
+/** A handoff the model asked for: the source's `onHandoff` check, then the target's spec. */
+export interface ResolveHandoffInput {
+  from: string;
+  to: string;
+  tool: string;
+  input: Record<string, unknown>;
+  context?: JsonValue;
+}
+
+export type ResolveHandoffResult = { spec: AgentSpec } | { refused: string };
+
 /** A call that needs approval, put to the worker's approver function first. */
 export interface ApproveCallInput {
   agent: string;
@@ -162,4 +175,5 @@ export interface AgentActivities {
   checkGuardrails(input: CheckGuardrailsInput): Promise<CheckGuardrailsResult>;
   runHooks(input: RunHooksInput): Promise<RunHooksResult>;
   approveCall(input: ApproveCallInput): Promise<ApproveCallResult>;
+  resolveHandoff(input: ResolveHandoffInput): Promise<ResolveHandoffResult>;
 }

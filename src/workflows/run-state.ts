@@ -10,7 +10,7 @@ import { CONTINUE_CUT_OFF_ANSWER } from '../core/cut-off.js';
 import type { JsonValue } from '../core/json.js';
 import { pageWithin } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
-import type { ContinuedState, EventPage, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import type { ContinuedState, EventPage, HandoffView, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
 import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
@@ -51,6 +51,12 @@ export class Run {
   stages: ToolStage[] = [];
   /** The first message the model sees after the first one (compaction); 0: all of them. */
   viewFrom = 0;
+  /** Handoffs so far in the run. */
+  handoffs: number;
+  /** A handoff this turn's calls asked for, applied when they are all done. */
+  pendingHandoff: { spec: AgentSpec; from: string; callId: string; filter: HandoffView['filter'] | 'all'; input?: string } | undefined;
+  /** What the agent in charge sees of the conversation before the last handoff. */
+  handoffView: HandoffView | undefined;
   /** A Stop hook sent the model back to work: the next Stop hook is told so (Claude Code's stop_hook_active). */
   stopHookActive = false;
   /** Calls waiting for a decision, the permission mode, remembered rules. */
@@ -74,6 +80,9 @@ export class Run {
     this.lastAnswer = carried.lastAnswer ?? null;
     this.partialAnswer = carried.partialAnswer ?? '';
     this.approvals = new Approvals(this, { mode: carried.permissionMode, remembered: carried.remembered });
+    this.handoffs = carried.handoffs ?? 0;
+    this.handoffView = carried.handoffView;
+    this.pendingHandoff = undefined;
   }
 
   static start(agent: AgentSpec, context: JsonValue | undefined): Run {
@@ -209,6 +218,8 @@ export class Run {
       ...(this.partialAnswer !== '' && { partialAnswer: this.partialAnswer }),
       ...(this.approvals.mode !== (this.agent.permissions?.mode ?? 'default') && { permissionMode: this.approvals.mode }),
       ...(this.approvals.remembered.length > 0 && { remembered: [...this.approvals.remembered] }),
+      ...(this.handoffs > 0 && { handoffs: this.handoffs }),
+      ...(this.handoffView && { handoffView: this.handoffView }),
     };
   }
 }

@@ -18,6 +18,7 @@ import { needsWorkerAfter, toolOf } from '../core/tool-gate.js';
 import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
 import { toolActivity } from './scheduling.js';
+import { handoffStage } from './handoff.js';
 import { blocked, gateStage } from './tool-gate.js';
 
 /** Calls the recorded spec alone shows to be wrong get an error result, without an activity. */
@@ -33,7 +34,7 @@ const validate: ToolStage = {
 
 function stagesFor(run: Run): ToolStage[] {
   // A driver's own tools (a monitor's report_done) are answered before the gate: keel's own calls need no approval.
-  return [validate, ...run.stages, gateStage(run)];
+  return [validate, ...run.stages, gateStage(run), handoffStage(run)];
 }
 
 /**

@@ -11,6 +11,7 @@ import { addUsage } from '../core/usage.js';
 import type { ModelTurnResult } from './activity-types.js';
 import type { Run } from './run-state.js';
 import { modelActivity } from './scheduling.js';
+import { applyHandoff } from './handoff.js';
 import { checkAnswer } from './run-checks.js';
 import { runToolCalls } from './tool-pipeline.js';
 
@@ -31,6 +32,7 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
     messageCount: run.messageCount,
     spec: run.specHash,
     ...(run.viewFrom > 0 && { from: run.viewFrom }),
+    ...(run.handoffView && { handoff: run.handoffView }),
   });
   const truncated = result.truncated ?? result.stopReason === 'max_tokens';
   run.usage = addUsage(run.usage, result.usage);
@@ -69,6 +71,7 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
     results = await runToolCalls(run, turn, toolCalls);
   }
   run.append(results);
+  applyHandoff(run, turn);
 
   const stop = results.find((r) => !r.isError && spec.stopAtTools.includes(r.toolName));
   if (stop) {
