@@ -71,6 +71,8 @@ export interface ToolSpec {
   guardrails?: Pick<GuardrailNames, 'toolInput' | 'toolOutput'>;
   /** A handoff tool: calling it hands the run to this agent (the workflow answers it). */
   handoff?: string;
+  /** A sub-agent tool: a call runs this agent as a child workflow and returns its answer. */
+  subAgent?: string;
 }
 
 /** How long a call waits for a person, and what it gets then. */
@@ -120,6 +122,8 @@ export interface AgentSpec {
   handoffs?: HandoffSpec[];
   /** At most this many handoffs in a run while this agent is in charge (default 10). */
   maxHandoffs?: number;
+  /** How deep sub-agents may nest below a run of this agent (default 5; the smallest limit above applies). */
+  maxDepth?: number;
 }
 
 export const DEFAULT_MAX_TURNS = 10;

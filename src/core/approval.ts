@@ -30,6 +30,8 @@ export interface PendingApproval {
   /** When an approval timeout gives it its default decision (ISO time). */
   expires?: string;
   turn: number;
+  /** The sub-agent's run the call belongs to, when it is not this run's own (decide it here all the same). */
+  run?: string;
 }
 
 /** How a decision reached the run, for its events. */

@@ -206,6 +206,15 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
   handoffs?: (AgentDefinition<any> | AgentRef | HandoffDefinition<any>)[]; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** At most this many handoffs in a run (default 10); more are refused with an error result. */
   maxHandoffs?: number;
+  /**
+   * Agents the model can call as tools: each call runs the agent as a child workflow (shown
+   * under this run in the Temporal UI), without this run's conversation, and returns its answer.
+   */
+  subAgents?: (AgentDefinition<any> | AgentRef)[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Sub-agent calls run one at a time (default), or in parallel with each other and read-only tools. */
+  concurrentSubAgents?: boolean;
+  /** How deep sub-agents may nest below a run of this agent (default 5; the smallest limit above applies). */
+  maxDepth?: number;
 }
 
 export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | undefined> {
@@ -273,7 +282,7 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       description: options.description ?? '',
       instructions: typeof options.instructions === 'string' ? options.instructions : '',
       model: options.model,
-      tools: [...[...tools.values()].map((t) => t.spec), ...handoffs.tools],
+      tools: [...[...tools.values()].map((t) => t.spec), ...handoffs.tools, ...subAgentTools(options, tools, handoffs.byTool)],
       maxTurns,
       ...(options.output && { outputSchema: toJsonSchema(options.output, `output of agent "${options.name}"`) }),
       outputRetries: options.outputRetries ?? DEFAULT_OUTPUT_RETRIES,
@@ -282,8 +291,38 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       ...checked.spec,
       ...(handoffs.specs.length > 0 && { handoffs: handoffs.specs }),
       ...(options.maxHandoffs !== undefined && { maxHandoffs: options.maxHandoffs }),
+      ...(options.maxDepth !== undefined && { maxDepth: wholeAtLeast(options.maxDepth, 0, `agent "${options.name}": maxDepth`) }),
     },
   };
+}
+
+function wholeAtLeast(n: number, min: number, what: string): number {
+  if (!Number.isInteger(n) || n < min) throw new Error(`${what} must be a whole number of at least ${min}, got ${n}.`);
+  return n;
+}
+
+/** A tool per sub-agent: named after it, taking the task as `input`. */
+function subAgentTools(options: AgentOptions, tools: Map<string, ToolDefinition>, handoffs: ReadonlyMap<string, unknown>): ToolSpec[] {
+  const where = `agent "${options.name}"`;
+  return (options.subAgents ?? []).map((agent) => {
+    if (agent?.kind !== 'agent' && agent?.kind !== 'ref') throw new Error(`${where}: subAgents must hold agents or ref('name').`);
+    const name = agent.name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+    if (tools.has(name) || handoffs.has(name)) throw new Error(`${where} has a tool named "${name}" besides its sub-agent "${agent.name}".`);
+    const description = agent.kind === 'agent' && agent.spec.description ? agent.spec.description : `Ask the agent "${agent.name}" to do a task; it answers with its result.`;
+    return {
+      name,
+      description,
+      parameters: {
+        type: 'object',
+        properties: { input: { type: 'string', description: `The task for ${agent.name}, with everything it needs: it does not see this conversation.` } },
+        required: ['input'],
+        additionalProperties: false,
+      },
+      // One at a time by default: sub-agents may have effects whose order matters.
+      readOnly: options.concurrentSubAgents === true,
+      subAgent: agent.name,
+    } as ToolSpec;
+  });
 }
 
 /** The agent's handoffs: their tools for the model, what the spec records, the checks by tool. */

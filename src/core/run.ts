@@ -29,6 +29,18 @@ export interface AgentRunInput {
   options?: RunOptions;
   /** Set by the workflow itself when it continues as new; rejected from any other caller. */
   continued?: ContinuedState;
+  /** Set for a sub-agent's run: the run and call it answers, and how deep it is. */
+  parent?: ParentRun;
+}
+
+/** The run a sub-agent's run answers to. */
+export interface ParentRun {
+  workflowId: string;
+  callId: string;
+  /** This run's depth: 1 for a sub-agent of a top-level run. */
+  depth: number;
+  /** The smallest depth limit of the runs above. */
+  maxDepth: number;
 }
 
 export interface RunOverrides {
@@ -191,6 +203,8 @@ export type RunEvent = EventBase &
     | { type: 'permission.mode'; mode: PermissionMode; by: 'signal' }
     /** The run was handed to another agent: it answers from the next turn on. */
     | { type: 'handoff'; turn: number; from: string; to: string; callId: string; input?: string }
+    | { type: 'subagent.started'; turn: number; callId: string; agent: string; workflowId: string }
+    | { type: 'subagent.finished'; turn: number; callId: string; agent: string; workflowId: string; status: string }
     | { type: 'guardrail.tripped'; guardrail: string; kind: GuardrailKind; reason: string; callId?: string }
     /** A hook failed without deciding (a crash, a timeout, an exit code other than 0 and 2): logged, the run goes on. */
     | { type: 'hook.failed'; event: string; error: string; callId?: string }

@@ -33,6 +33,7 @@ import type { Tripwire } from '../core/guardrails.js';
 import { checkStart, sessionEnd } from './run-checks.js';
 import { registerRunHandlers } from './run-handlers.js';
 import { Run } from './run-state.js';
+import { reportPendingToParent } from './sub-agents.js';
 import { RunBlocked } from './tool-gate.js';
 import { runTurn } from './turn.js';
 
@@ -73,6 +74,10 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       run.append([userMessage(prompt)]);
     }
     watchApprovals(run);
+    if (input.parent) {
+      run.parent = input.parent;
+      reportPendingToParent(run, input.parent);
+    }
     // A run started by a client that did not set the search attributes (for example the
     // `temporal` CLI) sets them itself, once.
     if (workflowInfo().typedSearchAttributes.get(statusSearchAttribute) !== 'running') {

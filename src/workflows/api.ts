@@ -4,7 +4,7 @@
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
-import type { ApprovalDecision, ApprovalReceipt } from '../core/approval.js';
+import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
 import type { MonitorState } from '../core/monitor.js';
 import type { PermissionMode } from '../core/permissions.js';
 import type { AgentSpec } from '../core/agent-spec.js';
@@ -56,6 +56,8 @@ export const approveUpdate = defineUpdate<ApprovalReceipt, [ApprovalDecision]>('
  * --input '{...}'`). A bad one is recorded as an `approval.rejected` event; it never fails the run.
  */
 export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
+/** From a sub-agent's run to its parent: the calls waiting in it (and below it), listed and decided on the parent. */
+export const subAgentPendingSignal = defineSignal<[{ workflowId: string; pending: PendingApproval[] }]>('subAgentPending');
 /** Changes the run's permission mode (`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`). */
 export const permissionModeSignal = defineSignal<[PermissionMode]>('setPermissionMode');
 

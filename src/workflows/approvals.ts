@@ -30,7 +30,11 @@ export class Approvals {
   private readonly pending = new Map<string, PendingApproval>();
   private readonly open = new Map<string, OpenCall>();
   private readonly decided = new Map<string, Decided>();
+  /** Calls waiting in sub-agents' runs (and theirs), by run: listed here and decided here. */
+  private readonly children = new Map<string, PendingApproval[]>();
   private interrupted = false;
+  /** Told whenever the list of pending calls changes (a sub-agent's run tells its parent). */
+  onChange: () => void = () => undefined;
 
   /** Told when the run starts or stops waiting for a person: the workflow updates its status, search attribute and UI details. */
   onWaiting: (waiting: boolean) => void = () => undefined;
@@ -55,17 +59,44 @@ export class Approvals {
     this.decided.delete(callId);
   }
 
+  /** This run's pending calls, then those of its sub-agents' runs (each naming its run). */
   list(): PendingApproval[] {
-    return [...this.pending.values()];
+    return [...this.pending.values(), ...[...this.children.values()].flat()];
   }
 
   /** Pending calls no decision has reached yet. */
   undecided(): number {
-    return [...this.pending.keys()].filter((id) => !this.decided.has(id)).length;
+    return this.list().filter((p) => !this.decided.has(p.callId)).length;
   }
 
   get waiting(): number {
-    return this.pending.size;
+    return this.pending.size + [...this.children.values()].reduce((n, list) => n + list.length, 0);
+  }
+
+  /** A sub-agent's run says which calls wait in it (and below it); an empty list: none. */
+  setChild(workflowId: string, pending: PendingApproval[]): void {
+    const before = this.waiting;
+    if (pending.length > 0) this.children.set(workflowId, pending.map((p) => ({ ...p, run: p.run ?? workflowId })));
+    else if (!this.children.delete(workflowId)) return;
+    this.changed(before);
+  }
+
+  /** The sub-agent's run a pending call belongs to, when it is not this run's own. */
+  childOf(callId: string): string | undefined {
+    if (this.open.has(callId)) return undefined;
+    for (const [workflowId, list] of this.children) {
+      const found = list.find((p) => p.callId === callId);
+      // The direct child forwards the decision further down when the call is its child's.
+      if (found) return workflowId;
+    }
+    return undefined;
+  }
+
+  private changed(before: number): void {
+    const now = this.waiting;
+    if (before === 0 && now > 0) this.onWaiting(true);
+    else if (before > 0 && now === 0) this.onWaiting(false);
+    this.onChange();
   }
 
   /**
@@ -78,6 +109,8 @@ export class Approvals {
     if (!parsed.ok) throw new Error(parsed.error);
     const { decision } = parsed;
     const call = this.open.get(decision.callId);
+    // A sub-agent's call: its run checks the rest when the decision reaches it.
+    if (!call && this.childOf(decision.callId)) return decision;
     if (!call) {
       const waiting = [...this.pending.keys()];
       throw new Error(
@@ -110,12 +143,16 @@ export class Approvals {
   }
 
   /** A Signal's decision: checked the same way, but a bad one is an event, never a failure. */
-  receiveSignal(value: unknown): void {
+  receiveSignal(value: unknown): ApprovalDecision | undefined {
     try {
-      this.receive(this.check(value), 'signal');
+      const decision = this.check(value);
+      if (this.childOf(decision.callId)) return decision;
+      this.receive(decision, 'signal');
+      return undefined;
     } catch (err) {
       const callId = typeof (value as { callId?: unknown })?.callId === 'string' ? (value as { callId: string }).callId : undefined;
       this.run.emit({ type: 'approval.rejected', ...(callId && { callId }), error: (err as Error).message });
+      return undefined;
     }
   }
 
@@ -128,6 +165,7 @@ export class Approvals {
     const early = this.decided.get(callId);
     if (early) return { ...early, by: early.by === 'update' || early.by === 'signal' ? early.by : 'early' };
     const now = Date.now();
+    const before = this.waiting;
     this.pending.set(callId, {
       ...entry,
       since: new Date(now).toISOString(),
@@ -142,7 +180,7 @@ export class Approvals {
       reason: entry.reason,
       arguments: preview(JSON.stringify(entry.arguments)),
     });
-    if (this.pending.size === 1) this.onWaiting(true);
+    this.changed(before);
     try {
       const arrived = () => this.decided.has(callId) || this.interrupted;
       const inTime = timeoutMs === undefined ? (await condition(arrived), true) : await condition(arrived, timeoutMs);
@@ -151,8 +189,9 @@ export class Approvals {
       const reason = `No decision within ${describeMs(timeoutMs!)}; the call's default is ${fallback}.`;
       return { decision: { callId, decision: fallback, reason }, by: 'timeout' };
     } finally {
+      const before = this.waiting;
       this.pending.delete(callId);
-      if (this.pending.size === 0) this.onWaiting(false);
+      this.changed(before);
     }
   }
 

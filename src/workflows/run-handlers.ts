@@ -5,7 +5,8 @@
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { PERMISSION_MODES } from '../core/permissions.js';
-import { approveSignal, approveUpdate, eventsQuery, permissionModeSignal, specQuery, transcriptQuery, workerProblemSignal } from './api.js';
+import { approveSignal, approveUpdate, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
+import { forwardDecision } from './sub-agents.js';
 import type { Run } from './run-state.js';
 
 export function registerRunHandlers(current: () => Run | undefined, turn: () => number): void {
@@ -14,11 +15,13 @@ export function registerRunHandlers(current: () => Run | undefined, turn: () => 
   setHandler(specQuery, (hash) => current()?.spec(hash) ?? null);
   setHandler(
     approveUpdate,
-    (decision) => {
+    async (decision) => {
       const approvals = current()!.approvals;
       const checked = approvals.check(decision);
-      approvals.receive(checked, 'update');
-      return { callId: checked.callId, decision: checked.decision, pending: approvals.undecided() };
+      const child = approvals.childOf(checked.callId);
+      if (child) await forwardDecision(child, checked);
+      else approvals.receive(checked, 'update');
+      return { callId: checked.callId, decision: checked.decision, pending: Math.max(0, approvals.undecided() - (child ? 1 : 0)) };
     },
     {
       validator: (decision) => {
@@ -30,7 +33,12 @@ export function registerRunHandlers(current: () => Run | undefined, turn: () => 
   );
   setHandler(approveSignal, (decision) => {
     const run = current();
-    if (run) run.approvals.receiveSignal(decision);
+    const forward = run?.approvals.receiveSignal(decision);
+    const child = forward && run?.approvals.childOf(forward.callId);
+    if (forward && child) return forwardDecision(child, forward);
+  });
+  setHandler(subAgentPendingSignal, ({ workflowId, pending }) => {
+    current()?.approvals.setChild(workflowId, Array.isArray(pending) ? pending : []);
   });
   setHandler(permissionModeSignal, (mode) => {
     const run = current();

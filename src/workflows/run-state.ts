@@ -10,7 +10,7 @@ import { CONTINUE_CUT_OFF_ANSWER } from '../core/cut-off.js';
 import type { JsonValue } from '../core/json.js';
 import { pageWithin } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
-import type { ContinuedState, EventPage, HandoffView, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import type { ContinuedState, EventPage, HandoffView, NewRunEvent, ParentRun, RunState, RunStatus, TranscriptPage } from '../core/run.js';
 import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
@@ -51,6 +51,8 @@ export class Run {
   stages: ToolStage[] = [];
   /** The first message the model sees after the first one (compaction); 0: all of them. */
   viewFrom = 0;
+  /** The run a sub-agent's run answers to. */
+  parent: ParentRun | undefined;
   /** Handoffs so far in the run. */
   handoffs: number;
   /** A handoff this turn's calls asked for, applied when they are all done. */
@@ -83,6 +85,7 @@ export class Run {
     this.handoffs = carried.handoffs ?? 0;
     this.handoffView = carried.handoffView;
     this.pendingHandoff = undefined;
+    this.parent = undefined;
   }
 
   static start(agent: AgentSpec, context: JsonValue | undefined): Run {

@@ -19,6 +19,7 @@ import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
 import { toolActivity } from './scheduling.js';
 import { handoffStage } from './handoff.js';
+import { subAgentStage } from './sub-agents.js';
 import { blocked, gateStage } from './tool-gate.js';
 
 /** Calls the recorded spec alone shows to be wrong get an error result, without an activity. */
@@ -34,7 +35,7 @@ const validate: ToolStage = {
 
 function stagesFor(run: Run): ToolStage[] {
   // A driver's own tools (a monitor's report_done) are answered before the gate: keel's own calls need no approval.
-  return [validate, ...run.stages, gateStage(run), handoffStage(run)];
+  return [validate, ...run.stages, gateStage(run), handoffStage(run), subAgentStage(run, run.parent)];
 }
 
 /**

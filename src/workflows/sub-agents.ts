@@ -1,0 +1,88 @@
+/**
+ * Sub-agents as tools: a call runs the agent as a child workflow of this run (its ID
+ * `<this run's ID>/<agent>-<call ID>`, shown under this run in the Temporal UI), without this
+ * run's conversation, and its final answer is the call's result. Cancelling this run cancels it.
+ * Its pending approvals are listed on this run and can be decided here.
+ */
+import { CancellationScope, ParentClosePolicy, executeChild, getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
+import { innermostError } from '../core/errors.js';
+import type { AgentRunInput, AgentRunResult, ParentRun } from '../core/run.js';
+import { errorResult, type ToolStage } from '../core/tool-pipeline.js';
+import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentPendingSignal } from './api.js';
+import type { ApprovalDecision } from '../core/approval.js';
+import type { Run } from './run-state.js';
+
+export const DEFAULT_MAX_DEPTH = 5;
+
+export function subAgentStage(run: Run, parent: ParentRun | undefined): ToolStage {
+  return {
+    name: 'subagent',
+    async run(request, next) {
+      const { agent, call, tool, turn } = request;
+      if (!tool?.subAgent) return next(request);
+      const depth = (parent?.depth ?? 0) + 1;
+      const maxDepth = Math.min(parent?.maxDepth ?? Infinity, agent.maxDepth ?? DEFAULT_MAX_DEPTH);
+      if (depth > maxDepth) {
+        return { result: errorResult(call, `Error: ${tool.subAgent} cannot run: sub-agents may nest ${maxDepth} deep here, and this would be ${depth}. Do the task yourself.`), stage: 'subagent' };
+      }
+      const args = JSON.parse(call.arguments || '{}') as { input?: unknown };
+      const workflowId = `${workflowInfo().workflowId}/${tool.subAgent}-${call.id}`;
+      const input: AgentRunInput = {
+        agent: tool.subAgent,
+        input: String(args.input ?? ''),
+        ...(run.context !== undefined && { context: run.context }),
+        parent: { workflowId: workflowInfo().workflowId, callId: call.id, depth, maxDepth },
+      };
+      run.emit({ type: 'subagent.started', turn, callId: call.id, agent: tool.subAgent, workflowId });
+      run.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name });
+      let content: string;
+      let isError = false;
+      let status: string;
+      try {
+        const result = await executeChild<(input: AgentRunInput) => Promise<AgentRunResult>>(AGENT_RUN_WORKFLOW, {
+          workflowId,
+          args: [input],
+          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          typedSearchAttributes: [
+            { key: agentSearchAttribute, value: tool.subAgent },
+            { key: statusSearchAttribute, value: 'running' },
+          ],
+          staticSummary: `sub-agent ${tool.subAgent} for call ${call.id}`,
+        });
+        status = result.status;
+        if (result.status === 'blocked') {
+          isError = true;
+          content = `Error: ${tool.subAgent} was blocked by guardrail "${result.blocked?.guardrail}": ${result.blocked?.reason}`;
+        } else {
+          content = typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
+        }
+      } catch (err) {
+        // This run was cancelled: so was the child; the turn ends.
+        if (CancellationScope.current().consideredCancelled) throw err;
+        status = 'failed';
+        isError = true;
+        content = `Error: ${tool.subAgent} failed: ${innermostError(err).message}`;
+      } finally {
+        run.approvals.setChild(workflowId, []);
+      }
+      run.emit({ type: 'subagent.finished', turn, callId: call.id, agent: tool.subAgent, workflowId, status });
+      return { result: { role: 'tool', toolCallId: call.id, toolName: call.name, content, ...(isError && { isError }) }, stage: 'subagent' };
+    },
+  };
+}
+
+/** A sub-agent's run tells its parent, whenever they change, which calls wait in it (and below it). */
+export function reportPendingToParent(run: Run, parent: ParentRun): void {
+  run.approvals.onChange = () => {
+    const pending = run.approvals.list();
+    getExternalWorkflowHandle(parent.workflowId)
+      .signal(subAgentPendingSignal, { workflowId: workflowInfo().workflowId, pending })
+      // The parent may have ended (and cancelled this run): nothing to tell.
+      .catch(() => undefined);
+  };
+}
+
+/** A decision for a sub-agent's call goes down to the run that holds it. */
+export async function forwardDecision(child: string, decision: ApprovalDecision): Promise<void> {
+  await getExternalWorkflowHandle(child).signal(approveSignal, decision);
+}

@@ -1,0 +1,171 @@
+/** Sub-agents as tools: each call a child workflow, on the scripted model and a real dev server. */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { PendingApproval } from '../src/core/approval.js';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import { ref } from '../src/core/handoff.js';
+import type { RunEvent } from '../src/core/run.js';
+import { useKeel } from './support/keel.js';
+
+const retry = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
+const effects: string[] = [];
+
+const publish = defineTool({
+  name: 'publish',
+  description: 'Publish a finding.',
+  input: z.object({ text: z.string() }),
+  requiresApproval: true,
+  execute: ({ text }) => {
+    effects.push(`published ${text}`);
+    return 'published';
+  },
+});
+
+const researcher = defineAgent({
+  name: 'researcher',
+  description: 'Researches a question and answers in one line.',
+  instructions: 'You research.',
+  model: 'openai:researcher-model',
+  modelSettings: retry,
+  tools: [publish],
+});
+
+const lead = defineAgent({
+  name: 'lead',
+  instructions: 'You lead a team.',
+  model: 'openai:lead-model',
+  modelSettings: retry,
+  subAgents: [researcher],
+});
+
+const parallelLead = defineAgent({
+  name: 'parallel-lead',
+  instructions: 'You lead a team, in parallel.',
+  model: 'openai:parallel-lead-model',
+  modelSettings: retry,
+  subAgents: [researcher],
+  concurrentSubAgents: true,
+});
+
+/** Calls itself: the depth limit stops it. */
+const recursive = defineAgent({
+  name: 'recursive',
+  instructions: 'You delegate to yourself.',
+  model: 'openai:recursive-model',
+  modelSettings: retry,
+  maxDepth: 1,
+  subAgents: [ref('recursive')],
+});
+
+const t = useKeel([lead, parallelLead, researcher, recursive]);
+
+const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e) => e.type === type) as Extract<RunEvent, { type: T }>[];
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined as T);
+    if (v !== undefined && ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('sub-agents as tools', () => {
+  it('a call runs the sub-agent as a child workflow, without the parent conversation, and returns its answer', async () => {
+    t.server.reset();
+    t.server.script('lead-model', [
+      { text: 'Asking.', toolCalls: [{ id: 'c1', name: 'researcher', arguments: { input: 'What is the boiling point of water at sea level?' } }] },
+      { text: 'The team says: 100 °C.' },
+    ]);
+    t.server.script('researcher-model', [{ text: '100 °C' }]);
+    const run = await t.keel.client.start('lead', 'SECRET-PARENT-CONTEXT: ask the team about water.');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'The team says: 100 °C.', agent: 'lead' });
+
+    const child = `${run.workflowId}/researcher-c1`;
+    const described = await t.keel.env.client.workflow.getHandle(child).describe();
+    expect(described.type).toBe('agentRun');
+    expect(described.parentExecution?.workflowId).toBe(run.workflowId);
+    // The sub-agent saw its task only.
+    const [request] = t.server.requests('researcher-model');
+    expect(JSON.stringify(request!.body.messages)).toContain('boiling point');
+    expect(JSON.stringify(request!.body.messages)).not.toContain('SECRET-PARENT-CONTEXT');
+    // Its answer is the call's result.
+    expect(JSON.stringify(t.server.requests('lead-model')[1]!.body.messages)).toContain('100 °C');
+    expect(ofType(await run.events(), 'subagent.finished')).toEqual([expect.objectContaining({ workflowId: child, status: 'completed', agent: 'researcher' })]);
+  });
+
+  it('a call past the depth limit returns an error result', async () => {
+    t.server.reset();
+    // Depth 1 may run; its own call to go deeper is refused; it then answers.
+    t.server.script('recursive-model', [
+      { toolCalls: [{ id: 'r1', name: 'recursive', arguments: { input: 'go deeper' } }] },
+      { toolCalls: [{ id: 'r2', name: 'recursive', arguments: { input: 'deeper still' } }] },
+      { text: 'depth 1 done' },
+      { text: 'top done' },
+    ]);
+    const run = await t.keel.client.start('recursive', 'Recurse.');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'top done' });
+    const requests = t.server.requests('recursive-model');
+    expect(JSON.stringify(requests[2]!.body.messages)).toContain('sub-agents may nest 1 deep here, and this would be 2');
+  });
+
+  it('concurrentSubAgents runs calls of one turn in parallel', async () => {
+    t.server.reset();
+    t.server.script('parallel-lead-model', [
+      {
+        toolCalls: [
+          { id: 'p1', name: 'researcher', arguments: { input: 'one' } },
+          { id: 'p2', name: 'researcher', arguments: { input: 'two' } },
+        ],
+      },
+      { text: 'both answered' },
+    ]);
+    t.server.script('researcher-model', [
+      { text: 'answer', delayMs: 1_500 },
+      { text: 'answer', delayMs: 1_500 },
+    ]);
+    const run = await t.keel.client.start('parallel-lead', 'Ask twice.');
+    await run.result();
+    const [a, b] = ofType(await run.events(), 'subagent.started');
+    const finished = ofType(await run.events(), 'subagent.finished');
+    // Both started before either finished.
+    expect(Date.parse(b!.at)).toBeLessThan(Date.parse(finished[0]!.at));
+    expect(a).toBeDefined();
+  });
+
+  it('an approval needed inside a sub-agent is listed on the root and approved through it', async () => {
+    t.server.reset();
+    effects.length = 0;
+    t.server.script('lead-model', [
+      { toolCalls: [{ id: 'c1', name: 'researcher', arguments: { input: 'Find and publish.' } }] },
+      { text: 'Published by the team.' },
+    ]);
+    t.server.script('researcher-model', [{ toolCalls: [{ id: 'pub1', name: 'publish', arguments: { text: 'water boils at 100' } }] }, { text: 'done' }]);
+    const run = await t.keel.client.start('lead', 'Publish a finding.');
+    const child = `${run.workflowId}/researcher-c1`;
+    const pending = await until(() => run.pending(), (p: PendingApproval[]) => p.length > 0);
+    expect(pending).toEqual([expect.objectContaining({ callId: 'pub1', tool: 'publish', run: child })]);
+    expect((await run.status()).status).toBe('awaiting_approval');
+    // keel pending finds the root (and the sub-agent's run).
+    const listed = await until(() => t.keel.client.pending(), (runs) => runs.some((r) => r.run.workflowId === run.workflowId));
+    expect(listed.find((r) => r.run.workflowId === run.workflowId)!.calls[0]).toMatchObject({ callId: 'pub1', run: child });
+
+    await run.approve('pub1');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Published by the team.' });
+    expect(effects).toEqual(['published water boils at 100']);
+    expect((await run.status()).pending).toBeUndefined();
+  });
+
+  it('cancelling the parent cancels its children', async () => {
+    t.server.reset();
+    t.server.script('lead-model', [{ toolCalls: [{ id: 'c1', name: 'researcher', arguments: { input: 'Publish.' } }] }]);
+    t.server.script('researcher-model', [{ toolCalls: [{ id: 'pub1', name: 'publish', arguments: { text: 'never' } }] }]);
+    const run = await t.keel.client.start('lead', 'Publish.');
+    const child = t.keel.client.getHandle(`${run.workflowId}/researcher-c1`);
+    await until(() => run.pending(), (p: PendingApproval[]) => p.length > 0);
+    await run.cancel();
+    await expect(run.result()).rejects.toThrow(/cancel/);
+    await until(() => child.describe(), (d) => d.status === 'cancelled');
+  });
+});
