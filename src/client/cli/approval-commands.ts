@@ -21,7 +21,14 @@ const stderrStyle = (): Style => createStyle(colorEnabled(process.stderr));
 export async function pendingCommand(options: { agent?: string; json?: boolean; limit?: number }, globals: GlobalOptions): Promise<number> {
   return withClient(globals, async (client) => {
     const found = await client.pending({ ...(options.agent && { agent: options.agent }), ...(options.limit && { limit: options.limit }) });
-    const runs = found.map(({ run, calls }) => ({ workflowId: run.workflowId, runId: run.runId, agent: run.agent, startTime: run.startTime, calls }));
+    const runs = found.map(({ run, calls, unreachable }) => ({
+      workflowId: run.workflowId,
+      runId: run.runId,
+      agent: run.agent,
+      startTime: run.startTime,
+      calls,
+      ...(unreachable && { unreachable }),
+    }));
     if (options.json) out(JSON.stringify(runs, null, 2));
     else for (const line of formatPending(runs, stdoutStyle(), { ...(options.agent && { agent: options.agent }), width: width() })) out(line);
     return 0;

@@ -385,6 +385,8 @@ export interface PendingRunRow {
   workflowId: string;
   agent: string;
   calls: PendingApproval[];
+  /** The run's calls could not be read: no worker answered. */
+  unreachable?: string;
 }
 
 /** `keel pending`: each waiting run with its calls, or a plain sentence when none waits. */
@@ -396,6 +398,7 @@ export function formatPending(runs: PendingRunRow[], s: Style, options: { agent?
   const lines = [`${plural(calls, 'call')} of ${plural(runs.length, 'run')} ${calls === 1 ? 'waits' : 'wait'} for approval:`];
   for (const run of runs) {
     lines.push('', `${s.bold(run.workflowId)} ${s.dim(`· ${run.agent}`)}`);
+    if (run.unreachable) lines.push(`  ${s.yellow('!')} its calls cannot be read now: ${run.unreachable}. Start its worker; a decision by --signal still reaches it.`);
     for (const call of run.calls) lines.push(...formatPendingCall(run.workflowId, call, s, options.width, options.now));
   }
   return lines;
