@@ -1,6 +1,8 @@
 /**
  * The demo agent `npm start` runs: a travel helper that looks up weather and local time
- * with two read-only tools, which the agent calls in parallel.
+ * with two read-only tools, which the agent calls in parallel, then sends a postcard with
+ * what it found: a tool that needs approval, so every demo run shows one (`keel demo` asks
+ * in a terminal; `keel pending`, `keel approve`, `keel deny` decide from anywhere).
  *
  * It runs offline on the deterministic `demo` model. With OPENAI_API_KEY or ANTHROPIC_API_KEY
  * in the environment it uses that provider instead, and KEEL_MODEL picks any model.
@@ -52,6 +54,16 @@ export const getLocalTime = defineTool({
   },
 });
 
+/** Not read-only, and a person approves it first: the run waits (durably) for the decision. */
+export const sendPostcard = defineTool({
+  name: 'send_postcard',
+  description: 'Send the traveller a postcard with a short message. A person approves each postcard first.',
+  input: z.object({ message: z.string().min(1).describe('What the postcard says, in a line or two') }),
+  requiresApproval: true,
+  // A demo: it mails nothing, it says what it would have sent.
+  execute: ({ message }) => `Postcard sent: “${message}”`,
+});
+
 export function demoModel(env: NodeJS.ProcessEnv = process.env): string {
   if (env.KEEL_MODEL) return env.KEEL_MODEL;
   if (env.OPENAI_API_KEY) return 'openai:gpt-4.1-mini';
@@ -64,9 +76,10 @@ export const demo = defineAgent({
   description: 'Answers questions about the weather and local time in cities.',
   instructions:
     'You help travellers. Use get_weather and get_local_time to answer questions about cities; ' +
-    'call the tools for every city mentioned, then answer in a few short lines.',
+    'call the tools for every city mentioned, then send one postcard (send_postcard) with what you found, ' +
+    'then answer in a few short lines.',
   model: demoModel(),
-  tools: [getWeather, getLocalTime],
+  tools: [getWeather, getLocalTime, sendPostcard],
   maxTurns: 6,
 });
 

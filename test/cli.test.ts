@@ -52,11 +52,27 @@ function startWorker(args: string[]): Promise<{ child: ChildProcess; output: () 
 
 const uniqueQueue = (name: string) => `cli-${name}-${randomUUID().slice(0, 8)}`;
 
+/**
+ * The demo agent ends by sending a postcard, which needs approval: a run followed without a
+ * terminal waits for it. This approves it from another `keel` process as soon as it waits.
+ */
+async function approvePostcard(workflowId: string): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    const { code, stdout } = await keel(['approve', workflowId, 'demo_postcard']);
+    if (code === 0) {
+      expect(stdout).toContain('allowed send_postcard (call demo_postcard)');
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the postcard of ${workflowId} never waited for approval`);
+}
+
 describe('keel --help', () => {
   it('lists the commands, the global options and examples', async () => {
     const { code, stdout } = await keel(['--help']);
     expect(code).toBe(0);
-    for (const command of ['worker', 'run', 'status', 'show', 'list', 'demo']) {
+    for (const command of ['worker', 'run', 'status', 'show', 'list', 'demo', 'pending', 'approve', 'deny', 'mode']) {
       expect(stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
     for (const option of ['--address', '--namespace', '--profile']) expect(stdout).toContain(option);
@@ -64,14 +80,17 @@ describe('keel --help', () => {
   });
 
   it('gives every command a help with an example', async () => {
-    for (const command of ['worker', 'run', 'status', 'show', 'list', 'demo']) {
+    for (const command of ['worker', 'run', 'status', 'show', 'list', 'demo', 'pending', 'approve', 'deny', 'mode']) {
       const { code, stdout } = await keel([command, '--help']);
       expect(code).toBe(0);
       expect(stdout).toContain(`Usage: keel ${command}`);
       expect(stdout).toMatch(/Examples:\n {2}\$ keel /);
     }
     const run = await keel(['run', '--help']);
-    for (const option of ['--id', '--detach', '--json', '--task-queue']) expect(run.stdout).toContain(option);
+    for (const option of ['--id', '--detach', '--json', '--no-input', '--task-queue']) expect(run.stdout).toContain(option);
+    expect(run.stdout).toMatch(/3 when a guardrail blocks it/);
+    const approve = await keel(['approve', '--help']);
+    for (const option of ['--all', '--edit', '--remember', '--reason', '--signal']) expect(approve.stdout).toContain(option);
   });
 });
 
@@ -96,25 +115,7 @@ describe('an unreachable server', () => {
   });
 });
 
-describe('keel demo (npm start)', () => {
-  it('runs the demo agent with an in-process worker, live, on the demo model', async () => {
-    const { code, stdout, stderr } = await keel(['demo', '--task-queue', uniqueQueue('demo')]);
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-    expect(stdout).toMatch(/model\s+demo:travel \(the offline demo model/);
-    expect(stdout).toContain('turn 1 · demo:travel');
-    expect(stdout).toContain('→ get_weather {"city":"Lisbon"}');
-    expect(stdout).toContain('→ get_local_time {"city":"Tokyo"}');
-    expect(stdout).toMatch(/← get_weather 12 °C, clear/);
-    const answer = stdout.slice(stdout.indexOf('Answer'));
-    expect(answer).toMatch(/Lisbon/);
-    expect(answer).toMatch(/Tokyo/);
-    expect(stdout).toMatch(/completed · 2 turns · \d+ input \+ \d+ output tokens/);
-    // The test server's UI port is its port + 1000, as the dev server's default.
-    const uiPort = Number(ADDRESS.split(':')[1]) + 1000;
-    expect(stdout).toMatch(new RegExp(`Temporal UI: http://localhost:${uiPort}/namespaces/default/workflows/demo-[0-9a-f]{8}`));
-  });
-});
+// `keel demo` (npm start) is tested in demo.test.ts.
 
 describe('keel worker, run, status, show, list', () => {
   const taskQueue = uniqueQueue('worker');
@@ -142,17 +143,22 @@ describe('keel worker, run, status, show, list', () => {
   });
 
   it('keel run --json prints the events as JSON lines and the result as JSON', async () => {
-    const { code, stdout, stderr } = await keel(['run', 'demo', prompt, '--json', '--id', workflowId, '--task-queue', taskQueue]);
-    expect(stderr).toBe('');
+    const running = keel(['run', 'demo', prompt, '--json', '--id', workflowId, '--task-queue', taskQueue]);
+    await approvePostcard(workflowId);
+    const { code, stdout, stderr } = await running;
     expect(code).toBe(0);
+    // stdout holds only JSON; how to decide the waiting call went to stderr.
+    expect(stderr).toContain(`keel approve ${workflowId} demo_postcard`);
     const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
     const types = lines.map((l) => l.type);
     expect(types[0]).toBe('run.started');
-    expect(types.filter((t) => t === 'tool.requested')).toHaveLength(4);
-    expect(types.filter((t) => t === 'tool.finished')).toHaveLength(4);
+    expect(types.filter((t) => t === 'tool.requested')).toHaveLength(5);
+    expect(types.filter((t) => t === 'tool.finished')).toHaveLength(5);
+    expect(lines.find((l) => l.type === 'approval.requested')).toMatchObject({ callId: 'demo_postcard', tool: 'send_postcard', stage: 'tool' });
+    expect(lines.find((l) => l.type === 'approval.decided')).toMatchObject({ callId: 'demo_postcard', decision: 'allow', by: 'update' });
     expect(types.at(-2)).toBe('run.finished');
     const result = lines.at(-1);
-    expect(result).toMatchObject({ type: 'result', workflowId, status: 'completed', agent: 'demo', turns: 2 });
+    expect(result).toMatchObject({ type: 'result', workflowId, status: 'completed', agent: 'demo', turns: 3 });
     expect(String(result?.output)).toMatch(/Lisbon[\s\S]*Tokyo/);
     expect(String(result?.uiUrl)).toContain(`/workflows/${workflowId}`);
   });
@@ -163,12 +169,13 @@ describe('keel worker, run, status, show, list', () => {
     expect(stdout).toMatch(new RegExp(`workflow\\s+${workflowId}`));
     expect(stdout).toMatch(/agent\s+demo/);
     expect(stdout).toMatch(/status\s+completed/);
-    expect(stdout).toMatch(/turns\s+2/);
+    expect(stdout).toMatch(/turns\s+3/);
     expect(stdout).toMatch(/usage\s+\d+ input \+ \d+ output tokens/);
     expect(stdout).toMatch(/started\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+    expect(stdout).not.toContain('Waiting for approval');
 
     const json = await keel(['status', workflowId, '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ workflowId, agent: 'demo', status: 'completed', state: { turns: 2 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ workflowId, agent: 'demo', status: 'completed', state: { turns: 3 } });
   });
 
   it('keel show prints the transcript', async () => {
@@ -178,7 +185,10 @@ describe('keel worker, run, status, show, list', () => {
     expect(stdout).toContain('assistant  (calls 4 tools)');
     expect(stdout).toContain('→ get_weather {"city":"Lisbon"}');
     expect(stdout).toMatch(/tool {7}← get_local_time \d\d:\d\d \(UTC\+9\)/);
-    expect(stdout).toMatch(/assistant {2}Here is what I found:[\s\S]*Lisbon[\s\S]*Tokyo/);
+    expect(stdout).toContain('assistant  One more step, which needs your approval: send_postcard.');
+    expect(stdout).toMatch(/→ send_postcard \{"message":"Greetings from your travel helper!/);
+    expect(stdout).toMatch(/tool {7}← send_postcard Postcard sent: “Greetings/);
+    expect(stdout).toMatch(/assistant {2}Here is what I found:[\s\S]*Lisbon[\s\S]*Tokyo[\s\S]*send postcard: Postcard sent/);
   });
 
   it('keel list shows the run', async () => {
@@ -193,14 +203,22 @@ describe('keel worker, run, status, show, list', () => {
     expect(stdout).toMatch(new RegExp(`^${workflowId}\\s+demo\\s+completed\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`, 'm'));
   });
 
-  it('keel run follows a run live, in lines a person reads', async () => {
-    const { code, stdout } = await keel(['run', 'demo', 'Weather in Atlantis?', '--task-queue', taskQueue]);
+  it('keel run follows a run live, in lines a person reads; without a terminal it prints how to decide and waits', async () => {
+    const id = `cli-live-${randomUUID().slice(0, 8)}`;
+    const running = keel(['run', 'demo', 'Weather in Atlantis?', '--id', id, '--task-queue', taskQueue]);
+    await approvePostcard(id);
+    const { code, stdout } = await running;
     expect(code).toBe(0);
     expect(stdout).toContain('turn 1 · demo:travel');
     expect(stdout).toContain('→ get_weather {"city":"Atlantis"}');
     expect(stdout).toMatch(/✗ get_weather .*no data for "Atlantis"/);
+    expect(stdout).toContain('? send_postcard waits for approval (call demo_postcard) · tool: send_postcard requires approval');
+    expect(stdout).toContain('⏸ The run waits for a decision on send_postcard (call demo_postcard). Decide with:');
+    expect(stdout).toContain(`      keel approve ${id} demo_postcard\n      keel deny ${id} demo_postcard --reason "..."`);
+    expect(stdout).toContain('✓ send_postcard allowed by an Update');
+    expect(stdout).toMatch(/← send_postcard Postcard sent: “Greetings from your travel helper! no news from Atlantis/);
     expect(stdout).toContain('Answer');
-    expect(stdout).toMatch(/Temporal UI: http:\/\/localhost:\d+\/namespaces\/default\/workflows\/demo-[0-9a-f]{8}/);
+    expect(stdout).toContain(`Temporal UI: http://localhost:${Number(ADDRESS.split(':')[1]) + 1000}/namespaces/default/workflows/${id}`);
   });
 
   it('keel run --detach prints the workflow ID and the UI link, and returns', async () => {
@@ -209,7 +227,8 @@ describe('keel worker, run, status, show, list', () => {
     expect(code).toBe(0);
     expect(stdout.split('\n')[0]).toBe(id);
     expect(stdout).toContain(`/namespaces/default/workflows/${id}`);
-    // The worker finishes it.
+    // The worker finishes it, once its postcard is approved.
+    await approvePostcard(id);
     let status = '';
     for (let i = 0; i < 40 && !/status\s+completed/.test(status); i++) {
       ({ stdout: status } = await keel(['status', id]));

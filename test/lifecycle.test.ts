@@ -66,9 +66,20 @@ describe('a run started by any Temporal client', () => {
     const workflowId = `demo-cli-${Date.now()}`;
     await cli('workflow', 'start', '--type', 'agentRun', '--task-queue', t.keel.taskQueue, '--workflow-id', workflowId,
       '--input', JSON.stringify({ agent: 'demo', input: 'Weather in Paris?' }));
+    // The demo's postcard needs approval: the run says so in its status query, and takes the plain
+    // `approve` Signal from any client.
+    let pending: { callId: string; tool: string }[] = [];
+    for (let i = 0; i < 80 && pending.length === 0; i++) {
+      const answer = JSON.parse(await cli('workflow', 'query', '--workflow-id', workflowId, '--name', 'status')) as { queryResult: [{ pending?: typeof pending }] };
+      pending = answer.queryResult[0].pending ?? [];
+      if (pending.length === 0) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(pending).toEqual([expect.objectContaining({ callId: 'demo_postcard', tool: 'send_postcard' })]);
+    await cli('workflow', 'signal', '--workflow-id', workflowId, '--name', 'approve', '--input', JSON.stringify({ callId: 'demo_postcard', decision: 'allow' }));
     const result = JSON.parse(await cli('workflow', 'result', '--workflow-id', workflowId));
     expect(result.status).toBe('COMPLETED');
-    expect(result.result).toMatchObject({ status: 'completed', agent: 'demo', turns: 2 });
+    expect(result.result).toMatchObject({ status: 'completed', agent: 'demo', turns: 3 });
+    expect(result.result.output).toMatch(/Postcard sent/);
     expect(result.result.output).toMatch(/Paris/);
     // It set its own search attributes, since the CLI did not.
     const described = JSON.parse(await cli('workflow', 'describe', '--workflow-id', workflowId));

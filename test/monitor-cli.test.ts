@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { demo } from '../examples/demo.js';
 import type { MonitorState } from '../src/core/monitor.js';
 import { keel } from './support/cli.js';
-import { useKeel } from './support/keel.js';
+import { allowPostcards, useKeel } from './support/keel.js';
 
-const t = useKeel([demo]);
+// A plain run of the demo agent sends a postcard, which needs approval: the worker's approver allows it.
+const t = useKeel([demo], { approver: allowPostcards });
 
 async function status(id: string): Promise<{ status: string; kind: string; state: MonitorState }> {
   const { code, stdout, stderr } = await keel(['status', id, '--json']);
@@ -30,7 +31,8 @@ describe('keel monitor', () => {
     const { workflowId } = JSON.parse(started.stdout) as { workflowId: string };
     expect(workflowId).toMatch(/^demo-monitor-[0-9a-f]{8}$/);
 
-    const asleep = await until(() => status(workflowId), (s) => s.state?.phase === 'sleeping');
+    // The status query and the KeelStatus search attribute (describe) can be a moment apart: wait for both.
+    const asleep = await until(() => status(workflowId), (s) => s.state?.phase === 'sleeping' && s.status === 'sleeping');
     expect(asleep).toMatchObject({ kind: 'monitor', status: 'sleeping', state: { turns: 1, wakeReason: 'look again (2 of 3)' } });
     const text = await keel(['status', workflowId]);
     expect(text.stdout).toMatch(/phase\s+sleeping/);

@@ -698,6 +698,45 @@ describe('demo provider', () => {
     expect(JSON.parse(plain.message.content)).toHaveProperty('answer');
   });
 
+  it('calls a tool that needs approval once, after its lookups, with what it found; then answers with its result', async () => {
+    const postcardTool: ToolSpec = {
+      name: 'send_postcard',
+      description: 'needs approval',
+      parameters: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
+      readOnly: false,
+      requiresApproval: true,
+    };
+    const tools = [weatherTool, timeTool, postcardTool];
+    // Not among the lookups of the first turn.
+    const first = await demo.generate(ask('Weather in Paris?', { tools }));
+    expect(first.message.toolCalls?.map((c) => c.name)).toEqual(['get_weather', 'get_local_time']);
+
+    const asked = await demo.generate(request('weather', { messages: afterTools(), tools }));
+    expect(asked.stopReason).toBe('tool_calls');
+    expect(asked.message.content).toBe('One more step, which needs your approval: send_postcard.');
+    expect(asked.message.toolCalls).toEqual([
+      {
+        id: 'demo_postcard',
+        name: 'send_postcard',
+        arguments: JSON.stringify({ message: 'Greetings from your travel helper! Paris: tempC: 18, sky: cloudy, 14:05; Tokyo: sunny, 25°C.' }),
+      },
+    ]);
+
+    const denied: Message[] = [
+      ...afterTools(),
+      asked.message,
+      { role: 'tool', toolCallId: 'demo_postcard', toolName: 'send_postcard', content: 'denied: not today', isError: true },
+    ];
+    const answer = await demo.generate(request('weather', { messages: denied, tools }));
+    expect(answer.stopReason).toBe('end');
+    expect(answer.message.content.split('\n')).toEqual([
+      'Here is what I found:',
+      '- Paris — weather: tempC: 18, sky: cloudy; local time: 14:05',
+      '- Tokyo — weather: sunny, 25°C; local time: unavailable (timeout)',
+      '- send postcard: not done (denied: not today)',
+    ]);
+  });
+
   it('echoes a short answer without tools', async () => {
     const res = await demo.generate(request('weather', { messages: [{ role: 'user', content: 'Hello Paris' }] }));
     expect(res.stopReason).toBe('end');

@@ -12,7 +12,7 @@ import { RunFailedError } from '../src/client/agent-client.js';
 import { ScheduleInputError, type AgentScheduleDescription, type CreateScheduleOptions } from '../src/client/schedules.js';
 import { defineAgent } from '../src/core/define.js';
 import { keel as runKeel, type CliResult } from './support/cli.js';
-import { useKeel } from './support/keel.js';
+import { allowPostcards, useKeel } from './support/keel.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -20,7 +20,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const SLOW_MODEL = `schedule-slow-${randomUUID().slice(0, 8)}`;
 const slow = defineAgent({ name: 'schedule-slow', instructions: 'Take your time.', model: `openai:${SLOW_MODEL}` });
 
-const t = useKeel([demo, slow]);
+// The demo agent ends by sending a postcard, which needs approval: the worker's approver allows it, so the
+// scheduled runs end without a person (a run left waiting would hold up the schedule's overlap policy).
+const t = useKeel([demo, slow], { approver: allowPostcards });
 
 const created = new Set<string>();
 const uniqueName = (what: string) => `sched-${what}-${randomUUID().slice(0, 8)}`;
@@ -81,7 +83,8 @@ describe('AgentSchedules', () => {
       expect(action.workflowId).toMatch(new RegExp(`^${name}-\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$`));
       const run = t.keel.client.getHandle(action.workflowId);
       const result = await run.result();
-      expect(result).toMatchObject({ status: 'completed', agent: 'demo', turns: 2 });
+      expect(result).toMatchObject({ status: 'completed', agent: 'demo', turns: 3 });
+      expect(String(result.output)).toMatch(/Postcard sent/);
       expect(String(result.output)).toMatch(/Lisbon/);
       // An ordinary run: keel's search attributes, a summary, and the schedule that started it.
       expect(await run.describe()).toMatchObject({ workflowId: action.workflowId, agent: 'demo', status: 'completed' });

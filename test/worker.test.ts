@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentClient } from '../src/client/agent-client.js';
 import { createWorker, workflowsPath } from '../src/worker.js';
 import { demo } from '../examples/demo.js';
-import { TEMPORAL_ADDRESS, workflowBundle } from './support/keel.js';
+import { TEMPORAL_ADDRESS, allowPostcards, workflowBundle } from './support/keel.js';
 
 describe('createWorker', () => {
   it('bundles the TypeScript workflow code when keel runs from its sources', () => {
@@ -22,11 +22,13 @@ describe('createWorker', () => {
       taskQueue,
       connection: { address: TEMPORAL_ADDRESS },
       workflowBundle: await workflowBundle(),
+      // The demo's postcard needs approval: this worker's approver allows it.
+      approver: allowPostcards,
     });
     const client = await AgentClient.connect({ address: TEMPORAL_ADDRESS, taskQueue });
     try {
       const result = await worker.runUntil(async () => (await client.start(demo, 'Weather in Paris?')).result());
-      expect(result).toMatchObject({ status: 'completed', agent: 'demo', turns: 2 });
+      expect(result).toMatchObject({ status: 'completed', agent: 'demo', turns: 3 });
       expect(worker.worker.getState()).toBe('STOPPED');
     } finally {
       await client.close();

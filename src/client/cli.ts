@@ -1,6 +1,7 @@
 /**
  * The `keel` command line (bin/keel.js runs it): `keel demo`, `keel worker`, `keel run`,
- * `keel status`, `keel show`, `keel list`. See `keel --help`.
+ * `keel status`, `keel show`, `keel list`, `keel pending`, `keel approve`, `keel deny`, `keel mode`,
+ * monitors and schedules. See `keel --help`.
  */
 import { main } from './cli/program.js';
 

@@ -4,8 +4,11 @@
  * - Last message from the user, and the agent has tools: it finds the place names in the
  *   message (capitalized words) and calls every tool that takes exactly one required string
  *   argument (say `get_weather({city})`) once per place, all in one turn.
- * - Last messages are tool results: it answers with one line per place gathering its results
- *   (JSON when the agent has an output schema).
+ *   Tools that need approval are left out of that.
+ * - Last messages are tool results: when the agent has a tool that needs approval and takes one
+ *   string argument (say `send_postcard({message})`), it calls it once, with a short summary of
+ *   what it found, so every run of the demo shows an approval. Then it answers with one line per
+ *   place gathering its results, and one for that call (JSON when the agent has an output schema).
  * - Otherwise it echoes the question.
  * - Run as a monitor (it has `schedule_next_turn` and `report_done`), it looks again every
  *   10 seconds, three times in all, then reports done with what it found last.
@@ -134,10 +137,11 @@ function renderResult(content: string, place: string | undefined): string {
 interface Finding {
   tool: string;
   text: string;
+  isError: boolean;
 }
 
-/** One line per place (in the order of the calls), gathering the tool results for it. */
-function composeAnswer(messages: Message[], results: ToolResultMessage[]): { text: string; places: string[] } {
+/** The tool results grouped by place (the call's only string argument), in the order of the calls; the rest apart. */
+function findingsByPlace(messages: Message[], results: ToolResultMessage[]): { byPlace: Map<string, Finding[]>; other: Finding[] } {
   const calls = new Map<string, ToolCall>();
   for (const m of messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) calls.set(c.id, c);
   const byPlace = new Map<string, Finding[]>();
@@ -159,6 +163,7 @@ function composeAnswer(messages: Message[], results: ToolResultMessage[]): { tex
     const finding = {
       tool: humanize(r.toolName),
       text: r.isError ? `unavailable (${r.content.trim()})` : renderResult(r.content, place),
+      isError: r.isError === true,
     };
     if (place === undefined) other.push(finding);
     else {
@@ -167,10 +172,34 @@ function composeAnswer(messages: Message[], results: ToolResultMessage[]): { tex
       byPlace.set(place, list);
     }
   }
+  return { byPlace, other };
+}
+
+/** One line per place (in the order of the calls), gathering the tool results for it. */
+function composeAnswer(messages: Message[], results: ToolResultMessage[]): { text: string; places: string[] } {
+  const { byPlace, other } = findingsByPlace(messages, results);
   const line = (findings: Finding[]) => findings.map((f) => `${f.tool}: ${f.text}`).join('; ');
   const lines = [...byPlace.entries()].map(([place, findings]) => `${place} — ${line(findings)}`);
   if (other.length > 0) lines.push(line(other));
   return { text: `Here is what I found:\n${lines.map((l) => `- ${l}`).join('\n')}`, places: [...byPlace.keys()] };
+}
+
+/** What the demo's approval call says: the good news of each place, in a line. */
+function postcardText(messages: Message[], results: ToolResultMessage[]): string {
+  const { byPlace } = findingsByPlace(messages, results);
+  const parts = [...byPlace.entries()].map(([place, findings]) => {
+    const good = findings.filter((f) => !f.isError).map((f) => f.text);
+    return good.length > 0 ? `${place}: ${good.join(', ')}` : `no news from ${place}`;
+  });
+  const text = `Greetings from your travel helper!${parts.length > 0 ? ` ${parts.join('; ')}.` : ''}`;
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}
+
+/** The call ID of the demo model's one call that needs approval (`keel approve <run> demo_postcard`). */
+export const DEMO_APPROVAL_CALL_ID = 'demo_postcard';
+
+function needsApproval(tool: ToolSpec): boolean {
+  return tool.requiresApproval === true;
 }
 
 function defaultFor(schema: unknown, text: string, places: string[]): unknown {
@@ -249,13 +278,32 @@ export function createDemoProvider(): ModelProvider {
         if (monitor && results.some((r) => r.toolName === SCHEDULE || r.toolName === DONE)) {
           return respond(request, results.some((r) => r.toolName === DONE) ? 'Done.' : 'Until the next look.');
         }
-        const { text, places } = composeAnswer(messages, results);
-        return monitor ? monitorStep(request, text) : finalAnswer(request, text, places);
+        if (monitor) return monitorStep(request, composeAnswer(messages, results).text);
+
+        // Everything found since the question: the lookups, then the call that needed approval.
+        const since = messages.findLastIndex((m) => m.role === 'user') + 1;
+        const turn = messages.slice(since);
+        const gated = new Set(request.tools.filter(needsApproval).map((t) => t.name));
+        const all = turn.filter((m): m is ToolResultMessage => m.role === 'tool');
+        const lookups = all.filter((r) => !gated.has(r.toolName));
+        const asked = turn.some((m) => m.role === 'assistant' && (m.toolCalls ?? []).some((c) => gated.has(c.name)));
+        const postcard = request.tools.filter(needsApproval).find((t) => singleStringArgument(t) !== undefined);
+        if (postcard && !asked && lookups.length > 0) {
+          const arg = singleStringArgument(postcard)!;
+          const call = { id: DEMO_APPROVAL_CALL_ID, name: postcard.name, arguments: JSON.stringify({ [arg]: postcardText(messages, lookups) }) };
+          return respond(request, `One more step, which needs your approval: ${postcard.name}.`, [call]);
+        }
+        const { text, places } = composeAnswer(messages, lookups);
+        const approved = all
+          .filter((r) => gated.has(r.toolName))
+          .map((r) => `- ${humanize(r.toolName)}: ${r.isError ? `not done (${r.content.trim()})` : r.content.trim()}`);
+        return finalAnswer(request, [text, ...approved].join('\n'), places);
       }
 
       if (last?.role === 'user') {
         const tools = request.tools
           .filter((tool) => !monitor || (tool.name !== SCHEDULE && tool.name !== DONE))
+          .filter((tool) => !needsApproval(tool))
           .map((tool) => ({ tool, arg: singleStringArgument(tool) }))
           .filter((t): t is { tool: ToolSpec; arg: string } => t.arg !== undefined);
         if (tools.length > 0) {

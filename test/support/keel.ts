@@ -3,6 +3,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { AgentClient } from '../../src/client/agent-client.js';
+import type { Approver } from '../../src/core/approval.js';
 import type { AgentDefinition } from '../../src/core/define.js';
 import type { ProvidersConfig } from '../../src/providers/index.js';
 import { createWorker, workflowsPath, type CreateWorkerOptions, type KeelWorker } from '../../src/worker.js';
@@ -44,7 +45,8 @@ export async function startKeel(options: {
   providers?: ProvidersConfig;
   taskQueue?: string;
   workerOptions?: CreateWorkerOptions['workerOptions'];
-  approver?: CreateWorkerOptions['approver'];
+  /** The worker's approver: decides calls that need approval before a person is asked. */
+  approver?: Approver;
 }): Promise<Keel> {
   const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
   const taskQueue = options.taskQueue ?? `test-${randomUUID().slice(0, 8)}`;
@@ -75,14 +77,21 @@ export async function startKeel(options: {
 
 
 /**
+ * A worker approver that allows the demo agent's postcards (`send_postcard`, the one demo tool
+ * that needs approval), as a team's approver would: for tests that run the demo agent to its
+ * end without a person to decide.
+ */
+export const allowPostcards: Approver = (request) => (request.tool === 'send_postcard' ? { decision: 'allow', reason: 'postcards are fine' } : undefined);
+
+/**
  * The usual set-up of a test file: a scripted model server and a keel worker for `agents`,
  * started before its tests and stopped after them. Read `server` and `keel` inside tests.
  */
-export function useKeel(agents: AgentDefinition[]): { readonly server: ModelServer; readonly keel: Keel } {
+export function useKeel(agents: AgentDefinition[], options: { approver?: Approver } = {}): { readonly server: ModelServer; readonly keel: Keel } {
   const context = {} as { server: ModelServer; keel: Keel };
   beforeAll(async () => {
     context.server = await startModelServer();
-    context.keel = await startKeel({ agents, providers: providersFor(context.server) });
+    context.keel = await startKeel({ agents, providers: providersFor(context.server), ...(options.approver && { approver: options.approver }) });
   });
   afterAll(async () => {
     await context.keel?.stop();

@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AgentClient, RunFailedError, type RunHandle } from '../agent-client.js';
+import type { PendingApproval } from '../../core/approval.js';
 import { loadConnectConfig, type ConnectSettings } from '../connection.js';
 import type { AgentDefinition } from '../../core/define.js';
 import type { Message } from '../../core/messages.js';
@@ -12,9 +13,11 @@ import type { MonitorState } from '../../core/monitor.js';
 import type { AgentRunInput, AgentRunResult, RunState } from '../../core/run.js';
 import type { KeelWorker } from '../../worker.js';
 import type * as ExamplesModule from '../../../examples/demo.js';
+import { PromptInterrupted, promptForApprovals, type PromptStreams } from './approval-prompt.js';
 import {
   colorEnabled,
   createStyle,
+  decideCommands,
   formatEvent,
   formatLogEntry,
   formatResult,
@@ -43,7 +46,7 @@ function stdoutStyle(): Style {
 function stderrStyle(): Style {
   return createStyle(colorEnabled(process.stderr));
 }
-function width(): number {
+export function width(): number {
   return Math.min(160, Math.max(60, process.stdout.columns ?? 100));
 }
 
@@ -207,8 +210,18 @@ export interface RunCommandOptions {
   id?: string;
   detach?: boolean;
   json?: boolean;
+  /** false with --no-input: never ask about approvals. */
+  input?: boolean;
   taskQueue?: string;
 }
+
+/** Whether a person sits at this process: stdin and stdout are terminals. */
+export function interactive(): boolean {
+  return process.stdin.isTTY === true && process.stdout.isTTY === true;
+}
+
+/** Exit codes of a followed run. */
+export const EXIT = { completed: 0, failed: 1, blocked: 3, interrupted: 130 } as const;
 
 export async function runCommand(agent: string, prompt: string, options: RunCommandOptions, globals: GlobalOptions) {
   return withClient(
@@ -225,7 +238,8 @@ export async function runCommand(agent: string, prompt: string, options: RunComm
         }
         return 0;
       }
-      return followRun(handle, { json: options.json ?? false, taskQueue: client.taskQueue });
+      const ask = options.input !== false && !options.json && interactive();
+      return followRun(handle, { json: options.json ?? false, taskQueue: client.taskQueue, approvals: ask ? 'prompt' : 'print' });
     },
     options.taskQueue,
   );
@@ -242,11 +256,32 @@ async function startRun(client: AgentClient, agent: string, prompt: string, work
   }
 }
 
-/** Follows a run live until it ends; prints its answer (or failure). Returns the exit code. */
-export async function followRun(handle: RunHandle, options: { json: boolean; taskQueue: string }): Promise<number> {
+/**
+ * What following a run does when a call waits for approval: ask inline (a terminal), print the
+ * commands that decide it and keep following (no terminal, or --no-input), or allow it after
+ * saying how a person would have (the demo without a terminal).
+ */
+export type ApprovalHandling = 'prompt' | 'print' | 'auto';
+
+export interface FollowOptions {
+  json: boolean;
+  taskQueue: string;
+  /** Default 'print'. */
+  approvals?: ApprovalHandling;
+  /** Where 'prompt' asks. Default: stdin and stdout. */
+  streams?: PromptStreams;
+}
+
+/**
+ * Follows a run live until it ends; prints its answer (or failure). Returns the exit code:
+ * 0 completed or stopped at its turn limit, 1 failed or cancelled, 3 blocked by a guardrail,
+ * 130 interrupted at an approval prompt (the run goes on).
+ */
+export async function followRun(handle: RunHandle, options: FollowOptions): Promise<number> {
   const s = stdoutStyle();
   const context: FollowContext = {};
   if (!options.json) out(s.dim(`run ${handle.workflowId} · task queue ${options.taskQueue}`));
+  const approvals = new ApprovalFollower(handle, options);
 
   // A run waits for a worker; say so when nothing happens for a while.
   const hint = setTimeout(() => {
@@ -260,7 +295,7 @@ export async function followRun(handle: RunHandle, options: { json: boolean; tas
   hint.unref();
   const stopSignals = waitForSignal(() => {
     err(`\nStopped following. The run goes on: keel status ${handle.workflowId}`);
-    process.exit(130);
+    process.exit(EXIT.interrupted);
   });
 
   try {
@@ -270,6 +305,15 @@ export async function followRun(handle: RunHandle, options: { json: boolean; tas
       else {
         const line = formatEvent(event, context, s, width());
         if (line !== undefined) out(line);
+      }
+      if (event.type === 'approval.requested') {
+        try {
+          await approvals.requested(event.callId, event.tool);
+        } catch (e) {
+          if (!(e instanceof PromptInterrupted)) throw e;
+          err(`\nStopped following. The run goes on, waiting for a decision: keel pending · keel status ${handle.workflowId}`);
+          return EXIT.interrupted;
+        }
       }
     }
     clearTimeout(hint);
@@ -285,14 +329,86 @@ export async function followRun(handle: RunHandle, options: { json: boolean; tas
       const es = stderrStyle();
       err(es.red(`✗ ${e.message}`));
       err(`${es.dim('Temporal UI:')} ${es.blue(handle.uiUrl)}`);
-      return 1;
+      return EXIT.failed;
     }
     if (options.json) out(JSON.stringify({ type: 'result', workflowId: handle.workflowId, uiUrl: handle.uiUrl, ...result }));
     else for (const line of formatResult(result, handle.uiUrl, s)) out(line);
-    return 0;
+    return result.status === 'blocked' ? EXIT.blocked : EXIT.completed;
   } finally {
     clearTimeout(hint);
     stopSignals();
+  }
+}
+
+/** What a followed run does about each call that waits for approval (see ApprovalHandling). */
+class ApprovalFollower {
+  private mode: ApprovalHandling;
+  /** Calls asked about, printed or allowed already: each is handled once. */
+  private readonly handled = new Set<string>();
+
+  constructor(
+    private readonly handle: RunHandle,
+    private readonly options: FollowOptions,
+  ) {
+    this.mode = options.approvals ?? 'print';
+  }
+
+  async requested(callId: string, tool: string): Promise<void> {
+    if (this.handled.has(callId)) return;
+    switch (this.mode) {
+      case 'print':
+        this.handled.add(callId);
+        this.printHint(callId, tool);
+        return;
+      case 'auto':
+        this.handled.add(callId);
+        await this.allowForDemo(callId, tool);
+        return;
+      case 'prompt':
+        await this.prompt();
+        return;
+    }
+  }
+
+  /** Asks about every call that waits now (the event's and its siblings of the same turn). */
+  private async prompt(): Promise<void> {
+    const calls: PendingApproval[] = (await this.handle.pending()).filter((c) => !this.handled.has(c.callId));
+    for (const call of calls) this.handled.add(call.callId);
+    if (calls.length === 0) return; // decided meanwhile, elsewhere
+    const streams = this.options.streams ?? { input: process.stdin, output: process.stdout };
+    const outcomes = await promptForApprovals(calls, this.handle, streams, { style: stdoutStyle(), width: width() });
+    const unanswered = outcomes.filter((o) => o.kind === 'unanswered');
+    if (unanswered.length > 0) {
+      // The input ended: nobody answers here any more.
+      this.mode = 'print';
+      for (const o of unanswered) this.printHint(o.callId, calls.find((c) => c.callId === o.callId)?.tool ?? 'the call');
+    }
+    out();
+  }
+
+  private printHint(callId: string, tool: string): void {
+    const { approve, deny } = decideCommands(this.handle.workflowId, callId);
+    // With --json, stdout holds only JSON lines.
+    const write = this.options.json ? err : out;
+    const s = this.options.json ? stderrStyle() : stdoutStyle();
+    write(s.yellow(`  ⏸ The run waits for a decision on ${tool} (call ${callId}). Decide with:`));
+    write(`      ${approve}`);
+    write(`      ${deny}`);
+    write(s.dim('    (still following: the run goes on once someone decides)'));
+  }
+
+  /** `keel demo` without a terminal: nobody can be asked, so the demo allows the call itself. */
+  private async allowForDemo(callId: string, tool: string): Promise<void> {
+    const s = stdoutStyle();
+    const { approve, deny } = decideCommands(this.handle.workflowId, callId);
+    out(s.yellow(`  ⏸ ${tool} needs approval. With no terminal to ask in, the demo allows it itself; a person would run:`));
+    out(`      ${approve}     ${s.dim(`(or: ${deny})`)}`);
+    try {
+      await this.handle.approve(callId, { reason: 'keel demo: no terminal to ask in' });
+    } catch (e) {
+      if ((e as Error)?.name !== 'ApprovalRejectedError') throw e;
+      err(stderrStyle().red(`  ✗ The run refused the demo's approval: ${(e as Error).message}`));
+    }
   }
 }
 
@@ -300,7 +416,7 @@ export async function followRun(handle: RunHandle, options: { json: boolean; tas
 // keel status / show / list
 
 /** A query, or undefined when no worker answers within `ms` (a closed run needs a worker to replay it). */
-async function tryQuery<T>(client: AgentClient, ms: number, fn: () => Promise<T>): Promise<T | undefined> {
+export async function tryQuery<T>(client: AgentClient, ms: number, fn: () => Promise<T>): Promise<T | undefined> {
   try {
     return await client.client.connection.withDeadline(Date.now() + ms, fn);
   } catch (e) {
@@ -319,24 +435,30 @@ export async function statusCommand(workflowId: string, options: { json?: boolea
       if (options.json) out(JSON.stringify({ ...summary, uiUrl: handle.uiUrl, state: state ?? null }, null, 2));
       else {
         const { monitorRows } = await import('./monitor-commands.js');
-        for (const line of formatStatus({ ...summary, uiUrl: handle.uiUrl }, undefined, stdoutStyle(), undefined, state ? monitorRows(state) : undefined)) out(line);
+        const lines = formatStatus({ ...summary, uiUrl: handle.uiUrl }, undefined, stdoutStyle(), undefined, state ? monitorRows(state) : undefined, {
+          ...(state?.pending && { pending: state.pending }),
+          width: width(),
+        });
+        for (const line of lines) out(line);
       }
       return 0;
     }
     const state = await tryQuery<RunState>(client, 3_000, () => handle.status());
     // What the run waits for now (the Temporal UI's "current details"), while it runs.
     const details =
-      state?.status === 'running' ? await tryQuery<string | undefined>(client, 3_000, () => handle.currentDetails()) : undefined;
+      state?.status === 'running' || state?.status === 'awaiting_approval'
+        ? await tryQuery<string | undefined>(client, 3_000, () => handle.currentDetails())
+        : undefined;
     if (options.json) {
       out(JSON.stringify({ ...summary, uiUrl: handle.uiUrl, state: state ?? null, details: details ?? null }, null, 2));
     } else {
-      for (const line of formatStatus({ ...summary, uiUrl: handle.uiUrl }, state, stdoutStyle(), details)) out(line);
+      for (const line of formatStatus({ ...summary, uiUrl: handle.uiUrl }, state, stdoutStyle(), details, undefined, { width: width() })) out(line);
     }
     return 0;
   });
 }
 
-async function describeRun(handle: RunHandle) {
+export async function describeRun(handle: RunHandle) {
   try {
     return await handle.describe();
   } catch (e) {
@@ -452,7 +574,8 @@ export async function demoCommand(prompt: string | undefined, options: { taskQue
     out();
     const handle = await client.start(examples.demo, prompt ?? examples.DEMO_PROMPT);
     stopSignals();
-    return await Promise.race([followRun(handle, { json: false, taskQueue }), stopped]);
+    // In a terminal the demo asks, as `keel run` does; otherwise it allows the call itself.
+    return await Promise.race([followRun(handle, { json: false, taskQueue, approvals: interactive() ? 'prompt' : 'auto' }), stopped]);
   } finally {
     stopSignals();
     if (worker && running) {

@@ -2,6 +2,8 @@
  * How the `keel` CLI writes runs, events, transcripts and tables. Pure functions of their
  * input (and of a Style, which decides about colors), so they are unit-testable.
  */
+import type { DecisionSource, PendingApproval } from '../../core/approval.js';
+import type { GuardrailKind, Tripwire } from '../../core/guardrails.js';
 import type { Message } from '../../core/messages.js';
 import type { AgentRunResult, RunEvent, RunState } from '../../core/run.js';
 import type { Usage } from '../../core/usage.js';
@@ -105,6 +107,38 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
     }
     case 'output.invalid':
       return `  ${s.yellow('!')} output does not match the schema (attempt ${event.attempt}): ${oneLine(event.error, width - 40)}`;
+    case 'tool.decided': {
+      const what = event.decision === 'rewrite' ? 'rewrote the arguments' : `says ${DECISION_COLORS[event.decision](s)(event.decision)}`;
+      return `  ${s.dim('·')} ${s.bold(event.tool)} ${s.dim(`${event.stage}`)} ${what}${s.dim(`: ${oneLine(event.reason, Math.max(20, width - event.tool.length - event.stage.length - 30))}`)}`;
+    }
+    case 'approval.requested':
+      return (
+        `  ${s.yellow('?')} ${s.bold(event.tool)} ${s.yellow('waits for approval')} ${s.dim(`(call ${event.callId})`)}` +
+        s.dim(` · ${event.stage}: ${oneLine(event.reason, Math.max(20, width - event.tool.length - event.callId.length - 40))}`)
+      );
+    case 'approval.decided': {
+      const mark = event.decision === 'allow' ? s.green('✓') : s.red('✗');
+      const verb = event.decision === 'allow' ? s.green('allowed') : s.red('denied');
+      const extras = [
+        event.edited ? 'with edited arguments' : undefined,
+        event.remembered ? `remembered as ${event.remembered}` : undefined,
+      ].filter((x) => x !== undefined);
+      const reason = event.reason ? `: ${oneLine(event.reason, Math.max(20, width - 60))}` : '';
+      return `  ${mark} ${s.bold(event.tool)} ${verb} ${decidedBy(event.by)}${extras.length ? `, ${extras.join(', ')}` : ''}${s.dim(reason)}`;
+    }
+    case 'approval.rejected':
+      return `  ${s.yellow('!')} a decision was refused${event.callId ? ` (call ${event.callId})` : ''}: ${oneLine(event.error, Math.max(20, width - 40))}`;
+    case 'permission.mode':
+      return `  ${s.cyan('⚙')} permission mode ${s.bold(event.mode)} ${s.dim(`(set by ${event.by})`)}`;
+    case 'guardrail.tripped':
+      return (
+        `  ${s.red('⊘')} guardrail ${s.bold(event.guardrail)} ${s.red('tripped')} on ${GUARDRAIL_SUBJECTS[event.kind]}` +
+        `${event.callId ? ` (call ${event.callId})` : ''}: ${oneLine(event.reason, Math.max(20, width - 50))}`
+      );
+    case 'hook.failed':
+      return `  ${s.yellow('!')} ${event.event} hook failed${event.callId ? ` (call ${event.callId})` : ''}: ${oneLine(event.error, Math.max(20, width - 40))}`;
+    case 'hook.context':
+      return s.dim(`  ℹ ${event.event} hook added context: ${oneLine(event.text, Math.max(20, width - 40))}`);
     case 'run.continued':
       return s.dim(`↻ continued as new after ${event.turns} turns`);
     case 'run.finished':
@@ -125,6 +159,36 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
       return `  ${s.yellow('!')} ${oneLine(event.message, width - 6)}`;
     case 'monitor.turn_failed':
       return `  ${s.red('✗')} turn ${event.turn} failed (attempt ${event.attempt}, ${event.action}): ${oneLine(event.error, width - 40)}`;
+  }
+}
+
+const DECISION_COLORS: Record<'allow' | 'ask' | 'deny', (s: Style) => (text: string) => string> = {
+  allow: (s) => s.green,
+  ask: (s) => s.yellow,
+  deny: (s) => s.red,
+};
+
+/** What a guardrail of each kind looked at. */
+const GUARDRAIL_SUBJECTS: Record<GuardrailKind, string> = {
+  input: 'the input',
+  output: 'the answer',
+  toolInput: "a tool call's arguments",
+  toolOutput: 'a tool result',
+};
+
+/** Who decided a call, for `approval.decided`. */
+export function decidedBy(by: DecisionSource): string {
+  switch (by) {
+    case 'update':
+      return 'by an Update';
+    case 'signal':
+      return 'by a Signal';
+    case 'approver':
+      return "by the worker's approver";
+    case 'timeout':
+      return 'at the timeout (its default)';
+    case 'early':
+      return 'by a decision sent before it waited';
   }
 }
 
@@ -150,10 +214,20 @@ export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** The end of a followed run: the answer, the status with turns and usage, the UI link. */
+/** What tripped a guardrail, in one line: `guardrail "no-secrets" (a tool call's arguments, call c1 of send): why`. */
+export function formatTripwire(t: Tripwire): string {
+  const where = [GUARDRAIL_SUBJECTS[t.kind], t.callId ? `call ${t.callId}${t.tool ? ` of ${t.tool}` : ''}` : undefined].filter(Boolean).join(', ');
+  return `guardrail "${t.guardrail}" (${where}): ${t.reason}`;
+}
+
+/** The end of a followed run: the answer (or what blocked it), the status with turns and usage, the UI link. */
 export function formatResult(result: AgentRunResult, uiUrl: string, s: Style): string[] {
-  const lines = ['', s.bold('Answer'), formatOutput(result.output), ''];
-  const status = result.status === 'completed' ? s.green('completed') : s.yellow('stopped at max turns');
+  const lines =
+    result.status === 'blocked'
+      ? ['', s.bold(s.red('Blocked')), result.blocked ? `Stopped by ${formatTripwire(result.blocked)}` : 'Stopped by a guardrail.', '']
+      : ['', s.bold('Answer'), formatOutput(result.output), ''];
+  const status =
+    result.status === 'completed' ? s.green('completed') : result.status === 'blocked' ? s.red('blocked') : s.yellow('stopped at max turns');
   lines.push(`${status} ${s.dim(`· ${plural(result.turns, 'turn')} · ${formatUsage(result.usage)}`)}`);
   lines.push(`${s.dim('Temporal UI:')} ${s.blue(uiUrl)}`);
   return lines;
@@ -176,6 +250,7 @@ export function colorStatus(status: string, s: Style): string {
     case 'running':
       return s.cyan(status);
     case 'max_turns':
+    case 'awaiting_approval':
       return s.yellow(status);
     default:
       return s.red(status);
@@ -218,6 +293,8 @@ export function formatStatus(
   details?: string,
   /** A monitor's rows (phase, next wake, budgets used), in place of a run's. */
   monitor?: [string, string][],
+  /** Calls waiting for a decision (a monitor's, which its state does not type), the time now, the width. */
+  extra: { pending?: PendingApproval[]; now?: number; width?: number } = {},
 ): string[] {
   const status = state && state.status !== 'running' ? state.status : run.status;
   const rows: [string, string][] = [
@@ -231,6 +308,8 @@ export function formatStatus(
     rows.push(['turns', String(state.turns)]);
     rows.push(['usage', formatUsage(state.usage)]);
     rows.push(['messages', String(state.messages)]);
+    if (state.permissionMode) rows.push(['mode', `${state.permissionMode} ${s.dim('(permission mode; change it with: keel mode <run> <mode>)')}`]);
+    if (state.rememberedRules?.length) rows.push(['remembered', state.rememberedRules.join(', ')]);
   }
   rows.push(['started', formatTime(run.startTime)]);
   rows.push(['closed', run.closeTime ? formatTime(run.closeTime) : '-']);
@@ -238,6 +317,90 @@ export function formatStatus(
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${s.dim(k.padEnd(width))}  ${v}`);
   if (!state && !monitor) lines.push(s.dim('(no worker answered the status query: turns and usage are unknown; this is Temporal’s record)'));
+  const pending = state?.pending ?? extra.pending ?? [];
+  if (pending.length > 0) {
+    lines.push('', s.bold(`Waiting for approval (${plural(pending.length, 'call')})`));
+    for (const call of pending) lines.push(...formatPendingCall(run.workflowId, call, s, extra.width, extra.now));
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Approvals
+
+/** A span of time in its largest unit: 42s, 5m, 3h, 2d. */
+function formatSpan(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours}h`;
+  return `${Math.floor(hours / 24)}d`;
+}
+
+/** How long ago an ISO time was: "just now", "42s ago", "5m ago", "3h ago", "2d ago". */
+export function formatAgo(iso: string, now = Date.now()): string {
+  const ms = now - new Date(iso).getTime();
+  if (Number.isNaN(ms)) return '-';
+  // A few seconds either way are clock skew between the server and here.
+  if (ms < 5_000) return 'just now';
+  return `${formatSpan(ms)} ago`;
+}
+
+/** How soon an ISO time comes: "in 5m", or "now" once it has passed. */
+export function formatIn(iso: string, now = Date.now()): string {
+  const ms = new Date(iso).getTime() - now;
+  if (Number.isNaN(ms)) return '-';
+  return ms < 1_000 ? 'now' : `in ${formatSpan(ms)}`;
+}
+
+/** A word as a POSIX shell reads it: as it is when it is safe, else in single quotes. */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The commands that decide a pending call. */
+export function decideCommands(workflowId: string, callId: string): { approve: string; deny: string } {
+  const target = `${shellQuote(workflowId)} ${shellQuote(callId)}`;
+  return { approve: `keel approve ${target}`, deny: `keel deny ${target} --reason "..."` };
+}
+
+/** One pending call: tool, call ID, since when, its arguments, who asked and why, the commands that decide it. */
+export function formatPendingCall(workflowId: string, call: PendingApproval, s: Style, width = 100, now = Date.now()): string[] {
+  const when = [`call ${call.callId}`, `turn ${call.turn}`, `waiting since ${formatAgo(call.since, now)}`];
+  if (call.expires) when.push(`expires ${formatIn(call.expires, now)}`);
+  const commands = decideCommands(workflowId, call.callId);
+  return [
+    `  ${s.yellow('?')} ${s.bold(call.tool)} ${s.dim(when.join(' · '))}`,
+    `    ${s.dim('arguments')}  ${shortJson(JSON.stringify(call.arguments), Math.max(20, width - 15))}`,
+    `    ${s.dim('asked by ')}  ${call.stage}: ${oneLine(call.reason, Math.max(20, width - 17 - call.stage.length))}`,
+    `    ${s.dim('allow    ')}  ${commands.approve}`,
+    `    ${s.dim('deny     ')}  ${commands.deny}`,
+  ];
+}
+
+/** A run waiting for approval, as `keel pending` lists it. */
+export interface PendingRunRow {
+  workflowId: string;
+  agent: string;
+  calls: PendingApproval[];
+  /** The run's calls could not be read: no worker answered. */
+  unreachable?: string;
+}
+
+/** `keel pending`: each waiting run with its calls, or a plain sentence when none waits. */
+export function formatPending(runs: PendingRunRow[], s: Style, options: { agent?: string; width?: number; now?: number } = {}): string[] {
+  if (runs.length === 0) {
+    return [options.agent ? `No run of agent ${options.agent} is waiting for approval.` : 'No run is waiting for approval.'];
+  }
+  const calls = runs.reduce((n, r) => n + r.calls.length, 0);
+  const lines = [`${plural(calls, 'call')} of ${plural(runs.length, 'run')} ${calls === 1 ? 'waits' : 'wait'} for approval:`];
+  for (const run of runs) {
+    lines.push('', `${s.bold(run.workflowId)} ${s.dim(`· ${run.agent}`)}`);
+    if (run.unreachable) lines.push(`  ${s.yellow('!')} its calls cannot be read now: ${run.unreachable}. Start its worker; a decision by --signal still reaches it.`);
+    for (const call of run.calls) lines.push(...formatPendingCall(run.workflowId, call, s, options.width, options.now));
+  }
   return lines;
 }
 

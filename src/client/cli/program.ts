@@ -4,10 +4,12 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { PERMISSION_MODES, type PermissionMode } from '../../core/permissions.js';
 import { CliError, DEFAULT_TASK_QUEUE, type GlobalOptions } from './common.js';
 
 const RUN_STATUSES = [
   'running',
+  'awaiting_approval',
   'sleeping',
   'paused',
   'completed',
@@ -16,6 +18,7 @@ const RUN_STATUSES = [
   'max_cost',
   'wallclock',
   'retry_aborted',
+  'blocked',
   'failed',
   'cancelled',
 ];
@@ -36,6 +39,13 @@ function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number of at least 1.');
   return n;
+}
+
+function permissionMode(value: string): PermissionMode {
+  if (!(PERMISSION_MODES as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`expected one of ${PERMISSION_MODES.join(', ')}.`);
+  }
+  return value as PermissionMode;
 }
 
 function examples(...lines: string[]): string {
@@ -76,6 +86,8 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
         'keel worker                                # serve the examples\' agents',
         'keel run demo "Weather in Lisbon and Tokyo?"',
         'keel list --agent demo',
+        'keel pending                               # calls waiting for approval, with the commands to decide them',
+        'keel approve demo-1a2b3c4d demo_postcard',
         'TEMPORAL_ADDRESS=127.0.0.1:7233 keel status demo-1a2b3c4d',
       ) + '\nStart a local Temporal dev server first with ./temporal-dev.sh start (npm start does).\n',
     );
@@ -104,15 +116,22 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .argument('<prompt>', 'the prompt')
     .option('--id <workflowId>', 'workflow ID of the run (default: <agent>-<random>)')
     .option('--detach', 'print the workflow ID and UI link and return without following the run')
-    .option('--json', 'print the events as JSON lines, then the result (or the error) as JSON')
+    .option('--json', 'print the events as JSON lines, then the result (or the error) as JSON; never asks')
+    .option('--no-input', 'never ask about approvals: print the commands that decide a waiting call, and keep following')
     .addOption(taskQueueOption())
     .addHelpText(
       'after',
       examples(
         'keel run demo "What\'s the weather in Lisbon and Tokyo?"',
         'keel run demo "Weather in Paris?" --id paris-1 --detach',
+        'keel run demo "Weather in Paris?" --no-input     # decide from elsewhere: keel approve / keel deny',
         'keel run demo "Weather in Paris?" --json | jq -c \'select(.type == "result")\'',
-      ) + '\nExit code: 0 when the run completes (or stops at its turn limit), 1 when it fails.\n',
+      ) +
+        '\nApprovals: in a terminal, a call that needs approval is asked about inline: [a]llow, [d]eny (with a reason\n' +
+        'the model reads), [e]dit the arguments (a JSON object), allow [A]lways (for the rest of the run). Without a\n' +
+        'terminal, or with --no-input or --json, the commands that decide it are printed and the run is followed on.\n' +
+        '\nExit code: 0 when the run completes (or stops at its turn limit), 1 when it fails or is cancelled,\n' +
+        '3 when a guardrail blocks it, 130 when you stop following (Ctrl-C; the run goes on).\n',
     )
     .action(async (agent: string, prompt: string, options, command: Command) => {
       setExitCode(await (await commands()).runCommand(agent, prompt, options, globals(command)));
@@ -120,7 +139,10 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
   program
     .command('status')
-    .description("Show a run's status: agent, status, turns and usage (when a worker answers), start and close time.")
+    .description(
+      "Show a run's status: agent, status, turns and usage (when a worker answers), start and close time; the calls " +
+        'waiting for approval, the permission mode and the rules approvals remembered, when there are.',
+    )
     .argument('<workflowId>', 'workflow ID of the run')
     .option('--json', 'print it as JSON')
     .addHelpText('after', examples('keel status demo-1a2b3c4d'))
@@ -148,6 +170,89 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .addHelpText('after', examples('keel list', 'keel list --agent demo --status failed --limit 5'))
     .action(async (options, command: Command) => {
       setExitCode(await (await commands()).listCommand(options, globals(command)));
+    });
+
+  // keel pending / approve / deny / mode: human approval of tool calls. Their code: approval-commands.ts.
+  const approvalCommands = () => import('./approval-commands.js');
+  program
+    .command('pending')
+    .description(
+      'List the runs waiting for approval and their calls: tool, arguments, who asked and why, since when, and the commands that decide them.',
+    )
+    .option('--agent <name>', 'only runs of this agent')
+    .option('--limit <n>', 'how many runs at most', positiveInt, 100)
+    .option('--json', 'print them as JSON: [{ workflowId, runId, agent, startTime, calls: [{ callId, tool, arguments, stage, reason, since, expires?, turn }] }]')
+    .addHelpText(
+      'after',
+      examples('keel pending', 'keel pending --agent demo', 'keel pending --json | jq -r \'.[] | .workflowId + " " + .calls[].callId\'') +
+        '\nA run waiting for approval has the status awaiting_approval (keel list --status awaiting_approval).\n',
+    )
+    .action(async (options, command: Command) => {
+      setExitCode(await (await approvalCommands()).pendingCommand(options, globals(command)));
+    });
+
+  program
+    .command('approve')
+    .description(
+      'Allow a call that waits for approval: the one named, every waiting call with --all, or, without either, the only one that waits.',
+    )
+    .argument('<workflowId>', 'workflow ID of the run')
+    .argument('[callId]', 'the call (see keel pending); optional when exactly one waits')
+    .option('--all', 'allow every call of the run that waits')
+    .option('--edit <json>', 'run the call with these arguments instead: a JSON object, checked against the tool\'s schema')
+    .option('--remember', 'allow calls like this one for the rest of the run, without asking')
+    .option('--reason <text>', 'why (recorded with the decision)')
+    .option('--signal', 'send the decision as a plain Signal (fire and forget) instead of an Update that waits for the run to take it')
+    .addHelpText(
+      'after',
+      examples(
+        'keel approve demo-1a2b3c4d                      # the only call that waits',
+        'keel approve demo-1a2b3c4d demo_postcard',
+        'keel approve demo-1a2b3c4d --all --remember',
+        'keel approve demo-1a2b3c4d demo_postcard --edit \'{"message": "Greetings from Lisbon!"}\'',
+        'keel approve demo-1a2b3c4d demo_postcard --signal',
+      ) +
+        '\nBy default the decision is an Update: the run checks it (the call waits, edited arguments match the\n' +
+        "tool's schema) and answers; a refused decision prints the run's reason and exits 1. With several calls\n" +
+        'waiting and neither a call ID nor --all, the calls are listed and nothing is decided (exit 1).\n',
+    )
+    .action(async (workflowId: string, callId: string | undefined, options, command: Command) => {
+      setExitCode(await (await approvalCommands()).decideCommand('allow', workflowId, callId, options, globals(command)));
+    });
+
+  program
+    .command('deny')
+    .description('Deny a call that waits for approval; the model reads the reason as the call\'s result and goes on.')
+    .argument('<workflowId>', 'workflow ID of the run')
+    .argument('[callId]', 'the call (see keel pending); optional when exactly one waits')
+    .option('--all', 'deny every call of the run that waits')
+    .option('--reason <text>', 'why: the model reads it (optional, but it helps the model do better)')
+    .option('--signal', 'send the decision as a plain Signal (fire and forget) instead of an Update')
+    .addHelpText(
+      'after',
+      examples(
+        'keel deny demo-1a2b3c4d demo_postcard --reason "No postcards today."',
+        'keel deny demo-1a2b3c4d --all --reason "Not now."',
+      ),
+    )
+    .action(async (workflowId: string, callId: string | undefined, options, command: Command) => {
+      setExitCode(await (await approvalCommands()).decideCommand('deny', workflowId, callId, options, globals(command)));
+    });
+
+  program
+    .command('mode')
+    .description("Change a run's permission mode, for the calls it decides from now on.")
+    .argument('<workflowId>', 'workflow ID of the run')
+    .argument('<mode>', `one of ${PERMISSION_MODES.join(', ')}`, permissionMode)
+    .addHelpText(
+      'after',
+      examples('keel mode demo-1a2b3c4d plan', 'keel mode demo-1a2b3c4d default') +
+        '\nModes (as in Claude Code): default asks when a rule or the tool says so; acceptEdits also allows file\n' +
+        'edits inside the working directory; plan denies every tool that is not read-only; dontAsk denies what\n' +
+        'would ask; bypassPermissions allows all but what a deny or ask rule names.\n',
+    )
+    .action(async (workflowId: string, mode: PermissionMode, _options, command: Command) => {
+      setExitCode(await (await approvalCommands()).modeCommand(workflowId, mode, globals(command)));
     });
 
   {
@@ -265,7 +370,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .argument('[prompt]', 'the prompt (default: the weather and local time in Lisbon and Tokyo)')
     .addOption(taskQueueOption())
-    .addHelpText('after', examples('keel demo', 'keel demo "Is it warmer in Sydney or in Paris?"', 'npm start   # starts the dev server, then keel demo'))
+    .addHelpText(
+      'after',
+      examples('keel demo', 'keel demo "Is it warmer in Sydney or in Paris?"', 'npm start   # starts the dev server, then keel demo') +
+        '\nThe demo agent ends by sending a postcard, a tool that needs approval: in a terminal you are asked\n' +
+        '(allow, deny, edit, allow always); without one the demo allows it itself, printing the command a\n' +
+        'person would have run (keel approve <run> <call>).\n',
+    )
     .action(async (prompt: string | undefined, options, command: Command) => {
       setExitCode(await (await commands()).demoCommand(prompt, options, globals(command)));
     });
