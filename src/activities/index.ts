@@ -57,6 +57,17 @@ async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | 
     }
     spec.maxTurns = overrides.maxTurns;
   }
+  if (overrides?.instructions !== undefined) {
+    if (typeof overrides.instructions !== 'string') throw invalid('The instructions override must be a string.');
+    spec.instructions = overrides.instructions;
+  }
+  if (overrides?.tools !== undefined) {
+    const unknown = (Array.isArray(overrides.tools) ? overrides.tools : [String(overrides.tools)]).filter((t) => !agent.tools.has(t));
+    if (unknown.length > 0 || !Array.isArray(overrides.tools)) {
+      throw invalid(`Agent "${agent.name}" has no tool ${unknown.map((t) => `"${t}"`).join(', ')}; it has: ${[...agent.tools.keys()].join(', ') || 'none'}.`);
+    }
+    spec.tools = spec.tools.filter((t) => !agent.tools.has(t.name) || overrides.tools!.includes(t.name));
+  }
   if (overrides?.permissionMode !== undefined) {
     if (!PERMISSION_MODES.includes(overrides.permissionMode)) {
       throw invalid(`Invalid permissionMode override ${JSON.stringify(overrides.permissionMode)}: use one of ${PERMISSION_MODES.join(', ')}.`);
@@ -67,7 +78,7 @@ async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | 
   if ((spec.hooks || spec.permissions) && spec.cwd === undefined) spec.cwd = spec.permissions?.cwd ?? process.cwd();
   if (spec.permissions && spec.permissions.cwd === undefined) spec.permissions = { ...spec.permissions, cwd: spec.cwd! };
   if (approver && agentMayAsk(spec)) spec.approver = true;
-  if (agent.instructions) {
+  if (agent.instructions && overrides?.instructions === undefined) {
     let text: unknown;
     try {
       text = await agent.instructions({ agent: agent.name, context });

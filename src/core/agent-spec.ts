@@ -1,3 +1,4 @@
+import type { BackgroundSpec } from './background.js';
 import type { GuardrailNames } from './guardrails.js';
 import type { HandoffSpec } from './handoff.js';
 import type { HooksConfig } from './hooks.js';
@@ -124,6 +125,8 @@ export interface AgentSpec {
   maxHandoffs?: number;
   /** How deep sub-agents may nest below a run of this agent (default 5; the smallest limit above applies). */
   maxDepth?: number;
+  /** The agent may start background agents (its spawn_agent, list_agents, check_agent and stop_agent tools). */
+  background?: BackgroundSpec;
 }
 
 export const DEFAULT_MAX_TURNS = 10;

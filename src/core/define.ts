@@ -10,7 +10,16 @@ import {
   type RetrySettings,
   type ToolSpec,
 } from './agent-spec.js';
+import {
+  BACKGROUND_TOOLS,
+  DEFAULT_BACKGROUND_DEPTH,
+  DEFAULT_MAX_CONCURRENT,
+  DEFAULT_SPAWN_BUDGETS,
+  backgroundTools,
+  type BackgroundSpec,
+} from './background.js';
 import type { GuardrailDefinition, GuardrailKind, GuardrailNames } from './guardrails.js';
+import type { MonitorBudgets } from './monitor.js';
 import { handoff, handoffParameters, handoffToolName, type AgentRef, type HandoffDefinition, type HandoffSpec } from './handoff.js';
 import { checkHooksConfig, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
@@ -215,6 +224,26 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
   concurrentSubAgents?: boolean;
   /** How deep sub-agents may nest below a run of this agent (default 5; the smallest limit above applies). */
   maxDepth?: number;
+  /**
+   * Lets the model start agents in the background (spawn_agent, list_agents, check_agent,
+   * stop_agent): each a monitor of its own, a child workflow, which reports back.
+   */
+  background?: BackgroundOptions;
+}
+
+export interface BackgroundOptions {
+  /** The agent spawned agents run as; its tools are the catalog a spawn picks from. Default: this agent. */
+  agent?: AgentDefinition<any> | AgentRef; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** At most this many running at once (default 8). */
+  maxConcurrent?: number;
+  /** How deep background agents may nest (default 2). */
+  maxDepth?: number;
+  /** Budgets of a spawn that gives none (default 20 turns). */
+  budgets?: MonitorBudgets;
+  /** When the run ends: cancel the agents it started (default), or let them run. */
+  onParentEnd?: 'cancel' | 'continue';
+  /** Task queues a spawn may name, to run on other workers (remote agents). */
+  taskQueues?: string[];
 }
 
 export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | undefined> {
@@ -268,6 +297,7 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
   }
   const checked = pipelineSettings(options, tools);
   const handoffs = handoffsOf(options, tools);
+  const background = backgroundSpec(options, tools);
   return {
     kind: 'agent',
     name: options.name,
@@ -282,7 +312,12 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       description: options.description ?? '',
       instructions: typeof options.instructions === 'string' ? options.instructions : '',
       model: options.model,
-      tools: [...[...tools.values()].map((t) => t.spec), ...handoffs.tools, ...subAgentTools(options, tools, handoffs.byTool)],
+      tools: [
+        ...[...tools.values()].map((t) => t.spec),
+        ...handoffs.tools,
+        ...subAgentTools(options, tools, handoffs.byTool),
+        ...(background ? backgroundTools(background.catalog ?? []) : []),
+      ],
       maxTurns,
       ...(options.output && { outputSchema: toJsonSchema(options.output, `output of agent "${options.name}"`) }),
       outputRetries: options.outputRetries ?? DEFAULT_OUTPUT_RETRIES,
@@ -292,7 +327,31 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       ...(handoffs.specs.length > 0 && { handoffs: handoffs.specs }),
       ...(options.maxHandoffs !== undefined && { maxHandoffs: options.maxHandoffs }),
       ...(options.maxDepth !== undefined && { maxDepth: wholeAtLeast(options.maxDepth, 0, `agent "${options.name}": maxDepth`) }),
+      ...(background && { background }),
     },
+  };
+}
+
+function backgroundSpec(options: AgentOptions, tools: Map<string, ToolDefinition>): BackgroundSpec | undefined {
+  const b = options.background;
+  if (!b) return undefined;
+  const where = `agent "${options.name}": background`;
+  for (const name of BACKGROUND_TOOLS) if (tools.has(name)) throw new Error(`${where}: the agent has a tool named "${name}", which background agents need.`);
+  const base = b.agent;
+  if (base !== undefined && base?.kind !== 'agent' && base?.kind !== 'ref') throw new Error(`${where}.agent must be an agent or ref('name').`);
+  if (b.onParentEnd !== undefined && b.onParentEnd !== 'cancel' && b.onParentEnd !== 'continue') {
+    throw new Error(`${where}.onParentEnd must be "cancel" or "continue".`);
+  }
+  // Without a base agent, spawns run as this agent: its own tools are the catalog.
+  const catalog = base === undefined ? [...tools.keys()] : base.kind === 'agent' ? base.spec.tools.map((t) => t.name) : undefined;
+  return {
+    agent: base?.name ?? options.name,
+    maxConcurrent: wholeAtLeast(b.maxConcurrent ?? DEFAULT_MAX_CONCURRENT, 1, `${where}.maxConcurrent`),
+    maxDepth: wholeAtLeast(b.maxDepth ?? DEFAULT_BACKGROUND_DEPTH, 1, `${where}.maxDepth`),
+    budgets: b.budgets ?? DEFAULT_SPAWN_BUDGETS,
+    onParentEnd: b.onParentEnd ?? 'cancel',
+    taskQueues: b.taskQueues ?? [],
+    ...(catalog && { catalog }),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { ToolSpec } from './agent-spec.js';
 import type { PendingApproval } from './approval.js';
+import type { ParentLink } from './background.js';
 import type { JsonValue } from './json.js';
 import type { ContinuedState, RunOverrides } from './run.js';
 import type { Usage } from './usage.js';
@@ -81,6 +82,10 @@ export interface MonitorInput {
   options?: MonitorOptions;
   /** Set by the workflow itself when it continues as new; rejected from any other caller. */
   continued?: MonitorCarried;
+  /** Set for a background agent: the run that spawned it, which hears its reports. */
+  parent?: ParentLink;
+  /** When to take the first turn (epoch milliseconds); default now. */
+  startAt?: number;
 }
 
 /** A monitor's own state across continue-as-new (the run's state is carried beside it). */
@@ -95,6 +100,8 @@ export interface MonitorCarried {
   episodes: Episode[];
   viewFrom: number;
   lastTurn: LastTurn | null;
+  /** Reports sent to the parent so far (a background agent's). */
+  reportSeq?: number;
 }
 
 /** Where a monitor turn's messages start, and their size, for compaction. */

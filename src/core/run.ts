@@ -1,5 +1,6 @@
 import type { AgentSpec } from './agent-spec.js';
 import type { DecisionSource, PendingApproval } from './approval.js';
+import type { BackgroundChild, BackgroundReport } from './background.js';
 import type { GuardrailKind, Tripwire } from './guardrails.js';
 import type { HandoffFilter } from './handoff.js';
 import type { JsonValue } from './json.js';
@@ -49,6 +50,10 @@ export interface RunOverrides {
   maxTurns?: number;
   /** The permission mode the run starts in (it can change during the run by the `setPermissionMode` signal). */
   permissionMode?: PermissionMode;
+  /** Instructions instead of the agent's (a background agent's, given by the run that spawned it). */
+  instructions?: string;
+  /** Only these of the agent's tools. */
+  tools?: string[];
 }
 
 export interface RunOptions {
@@ -83,6 +88,15 @@ export interface ContinuedState {
   /** Handoffs so far, and what the agent in charge sees of the conversation before the last one. */
   handoffs?: number;
   handoffView?: HandoffView;
+  /** The background agents the run started and the reports not yet read. */
+  background?: BackgroundState;
+}
+
+export interface BackgroundState {
+  children: BackgroundChild[];
+  reports: BackgroundReport[];
+  /** The last report seen of each agent, by name: a report delivered twice is dropped. */
+  seen: Record<string, number>;
 }
 
 /** The agent in charge sees the messages before `at` through `filter` (a handoff's input filter). */
@@ -205,6 +219,9 @@ export type RunEvent = EventBase &
     | { type: 'handoff'; turn: number; from: string; to: string; callId: string; input?: string }
     | { type: 'subagent.started'; turn: number; callId: string; agent: string; workflowId: string }
     | { type: 'subagent.finished'; turn: number; callId: string; agent: string; workflowId: string; status: string }
+    | { type: 'background.spawned'; name: string; workflowId: string; goal: string; taskQueue?: string }
+    | { type: 'background.report'; name: string; kind: string; text: string; report: number }
+    | { type: 'background.stopped'; name: string; reason: string }
     | { type: 'guardrail.tripped'; guardrail: string; kind: GuardrailKind; reason: string; callId?: string }
     /** A hook failed without deciding (a crash, a timeout, an exit code other than 0 and 2): logged, the run goes on. */
     | { type: 'hook.failed'; event: string; error: string; callId?: string }

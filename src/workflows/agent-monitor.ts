@@ -11,6 +11,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
   isCancellation,
   proxyLocalActivities,
   setCurrentDetails,
@@ -50,6 +51,7 @@ import { subtractUsage } from '../core/usage.js';
 import type { AgentActivities } from './activity-types.js';
 import {
   agentSearchAttribute,
+  backgroundReportSignal,
   injectSignal,
   injectUpdate,
   monitorStatusQuery,
@@ -61,6 +63,7 @@ import {
   type InjectInput,
 } from './api.js';
 import { registerRunHandlers } from './run-handlers.js';
+import { ALERT_TOOL, alertTool, type ReportKind } from '../core/background.js';
 import { RunBlocked } from './tool-gate.js';
 import { Run } from './run-state.js';
 import { runTurn } from './turn.js';
@@ -98,6 +101,8 @@ class Monitor {
   /** The current turn's scope, which `stop` cancels. */
   turnScope: CancellationScope | undefined;
 
+  /** Reports sent to the run that started this monitor (a background agent's), numbering them. */
+  reportSeq = 0;
   /** Messages that arrived before the run's state was there (the first workflow task), to record. */
   early: { message: string; queued: number }[] = [];
 
@@ -116,6 +121,7 @@ class Monitor {
       paused: c.paused,
       episodes: [...c.episodes],
       lastTurn: c.lastTurn,
+      reportSeq: c.reportSeq ?? 0,
     });
   }
 
@@ -131,6 +137,7 @@ class Monitor {
       episodes: this.episodes,
       viewFrom: run.viewFrom,
       lastTurn: this.lastTurn,
+      ...(this.reportSeq > 0 && { reportSeq: this.reportSeq }),
     };
   }
 
@@ -198,7 +205,17 @@ export async function agentMonitor(input: MonitorInput): Promise<MonitorResult> 
       else m.enter('running', `turn ${m.turns}: running`);
     };
     for (const { message, queued } of m.early.splice(0)) run.emit({ type: 'monitor.injected', message: preview(message, 500), queued });
-    return await loop(m, run);
+    // Reports of its own background agents wake a sleeping monitor.
+    run.wake = () => {
+      m.wakeRequested = true;
+    };
+    if (!input.continued && input.startAt !== undefined && input.startAt > Date.now()) {
+      await sleepUntil(m, run, { wakeAt: input.startAt, reason: 'scheduled start', nextPrompt: input.goal }, undefined);
+    }
+    const result = await loop(m, run);
+    await run.background?.end();
+    await report(m, result.status === 'completed' ? 'completed' : 'stopped', result.detail ?? result.status);
+    return result;
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
     const cancelled = isCancellation(err) || CancellationScope.current().consideredCancelled;
@@ -206,9 +223,29 @@ export async function agentMonitor(input: MonitorInput): Promise<MonitorResult> 
     m.phase = status;
     upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
     setCurrentDetails(`${status} after ${m.turns} ${m.turns === 1 ? 'turn' : 'turns'}`);
-    run?.emit({ type: 'run.finished', status, ...(!cancelled && { error: (err as Error)?.message ?? String(err) }) });
+    const error = (err as Error)?.message ?? String(err);
+    run?.emit({ type: 'run.finished', status, ...(!cancelled && { error }) });
+    await run?.background?.end();
+    await report(m, cancelled ? 'stopped' : 'failed', cancelled ? 'cancelled' : error);
     throw err;
   }
+}
+
+/**
+ * A background agent tells the run that started it: an alert, or its end. Numbered, so the
+ * parent reads each once; sent even while this monitor is being cancelled.
+ */
+async function report(m: Monitor, kind: ReportKind, text: string): Promise<void> {
+  const parent = m.input.parent;
+  if (!parent) return;
+  const seq = ++m.reportSeq;
+  const signal = { name: parent.name, seq, kind, text: preview(text, 4_000), at: new Date().toISOString() };
+  await CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(parent.workflowId)
+      .signal(backgroundReportSignal, signal)
+      // The parent ended (and let this one run): nobody to tell.
+      .catch(() => undefined),
+  );
 }
 
 function withMonitorTools(spec: AgentSpec, m: Monitor): AgentSpec {
@@ -221,7 +258,7 @@ function withMonitorTools(spec: AgentSpec, m: Monitor): AgentSpec {
       message: `Agent "${spec.name}" has a tool named "${clash.name}", which a monitor needs for itself; rename the tool or set options.${clash.name === (m.options.doneTool?.name ?? DONE_TOOL) ? 'doneTool' : 'scheduleTool'}.name.`,
     });
   }
-  return { ...spec, tools: [...spec.tools, ...own] };
+  return { ...spec, tools: [...spec.tools, ...own, ...(m.input.parent ? [alertTool()] : [])] };
 }
 
 async function loop(m: Monitor, run: Run): Promise<MonitorResult> {
@@ -261,7 +298,9 @@ async function monitorTurn(m: Monitor, run: Run): Promise<'ok' | 'skipped' | 'ab
   const turn = ++m.turns;
   m.turnsThisExecution++;
   const inbox = m.inbox.splice(0);
-  const prompt = turnPrompt(m.nextPrompt ?? m.options.continuePrompt ?? DEFAULT_CONTINUE_PROMPT, inbox);
+  const reports = run.background?.takeBlock();
+  const asked = turnPrompt(m.nextPrompt ?? m.options.continuePrompt ?? DEFAULT_CONTINUE_PROMPT, inbox);
+  const prompt = reports ? `${reports}\n\n${asked}` : asked;
   m.nextPrompt = null;
   const start = run.messageCount;
   for (let attempt = 1; ; attempt++) {
@@ -389,6 +428,12 @@ function monitorToolsStage(m: Monitor): ToolStage {
     name: 'monitor',
     async run(request, next) {
       const { call } = request;
+      if (call.name === ALERT_TOOL && m.input.parent) {
+        const text = (JSON.parse(call.arguments || '{}') as { text?: unknown }).text;
+        if (typeof text !== 'string' || !text.trim()) return { result: errorResult(call, 'Error: text must say what the alert is.'), stage: 'monitor' };
+        await report(m, 'alert', text);
+        return { result: { role: 'tool' as const, toolCallId: call.id, toolName: call.name, content: 'Sent: the agent that started you reads it at its next turn.' }, stage: 'monitor' };
+      }
       if (call.name !== doneName && call.name !== scheduleName) return next(request);
       const args: unknown = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
       const answer = (content: string, isError = false) => ({

@@ -95,6 +95,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     const status = cancelled ? 'cancelled' : 'failed';
     if (run) {
       end(run, status, undefined, status === 'failed' ? innermostError(err).message : undefined);
+      await run.background?.end();
       await sessionEnd(run, status);
     } else upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
     if (!cancelled) throw asRunFailure(err);
@@ -110,6 +111,9 @@ async function loop(run: Run, input: AgentRunInput): Promise<AgentRunResult> {
       run.emit({ type: 'run.continued', turns: run.turns });
       return await continueAsNew<typeof agentRun>({ ...input, continued: run.carry() });
     }
+    // What the background agents reported since the last turn, read before the model answers.
+    const reports = run.background?.takeBlock();
+    if (reports) run.append([userMessage(reports)]);
     let outcome;
     try {
       outcome = await runTurn(run);
@@ -124,6 +128,7 @@ async function loop(run: Run, input: AgentRunInput): Promise<AgentRunResult> {
 /** The run's result: it completed, stopped at its turn limit, or a guardrail blocked it. */
 async function finish(run: Run, status: AgentRunResult['status'], output: unknown, tripwire?: Tripwire): Promise<AgentRunResult> {
   end(run, status, output, tripwire && `blocked by guardrail "${tripwire.guardrail}": ${tripwire.reason}`);
+  await run.background?.end();
   await sessionEnd(run, status);
   return { status, output: output ?? null, usage: run.usage, turns: run.turns, agent: run.agent.name, ...(tripwire && { blocked: tripwire }) };
 }

@@ -5,6 +5,7 @@
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
+import type { BackgroundReport } from '../core/background.js';
 import type { MonitorState } from '../core/monitor.js';
 import type { PermissionMode } from '../core/permissions.js';
 import type { AgentSpec } from '../core/agent-spec.js';
@@ -58,6 +59,8 @@ export const approveUpdate = defineUpdate<ApprovalReceipt, [ApprovalDecision]>('
 export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
 /** From a sub-agent's run to its parent: the calls waiting in it (and below it), listed and decided on the parent. */
 export const subAgentPendingSignal = defineSignal<[{ workflowId: string; pending: PendingApproval[] }]>('subAgentPending');
+/** From a background agent to the run that started it: an alert, or its end. */
+export const backgroundReportSignal = defineSignal<[BackgroundReport]>('backgroundReport');
 /** Changes the run's permission mode (`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`). */
 export const permissionModeSignal = defineSignal<[PermissionMode]>('setPermissionMode');
 

@@ -5,8 +5,9 @@
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { PERMISSION_MODES } from '../core/permissions.js';
-import { approveSignal, approveUpdate, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
+import { approveSignal, approveUpdate, backgroundReportSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
+import { Background } from './background.js';
 import type { Run } from './run-state.js';
 
 export function registerRunHandlers(current: () => Run | undefined, turn: () => number): void {
@@ -36,6 +37,12 @@ export function registerRunHandlers(current: () => Run | undefined, turn: () => 
     const forward = run?.approvals.receiveSignal(decision);
     const child = forward && run?.approvals.childOf(forward.callId);
     if (forward && child) return forwardDecision(child, forward);
+  });
+  setHandler(backgroundReportSignal, (report) => {
+    const run = current();
+    if (!run) return;
+    run.background ??= new Background(run);
+    run.background.receive(report);
   });
   setHandler(subAgentPendingSignal, ({ workflowId, pending }) => {
     current()?.approvals.setChild(workflowId, Array.isArray(pending) ? pending : []);

@@ -16,6 +16,8 @@ import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
 import type { KeelSinks, TranscriptRange } from './api.js';
 import { Approvals } from './approvals.js';
+import { Background } from './background.js';
+import type { ParentLink } from '../core/background.js';
 
 const { conversation } = proxySinks<KeelSinks>();
 
@@ -53,6 +55,12 @@ export class Run {
   viewFrom = 0;
   /** The run a sub-agent's run answers to. */
   parent: ParentRun | undefined;
+  /** The run that started this one in the background (a background agent's monitor). */
+  parentLink: ParentLink | undefined;
+  /** The background agents this run started, and their reports. */
+  background: Background | undefined;
+  /** A report arrived: a sleeping monitor wakes (a plain run reads it at its next turn anyway). */
+  wake: () => void = () => undefined;
   /** Handoffs so far in the run. */
   handoffs: number;
   /** A handoff this turn's calls asked for, applied when they are all done. */
@@ -86,6 +94,8 @@ export class Run {
     this.handoffView = carried.handoffView;
     this.pendingHandoff = undefined;
     this.parent = undefined;
+    this.parentLink = undefined;
+    this.background = carried.background ? new Background(this, carried.background) : undefined;
   }
 
   static start(agent: AgentSpec, context: JsonValue | undefined): Run {
@@ -223,6 +233,7 @@ export class Run {
       ...(this.approvals.remembered.length > 0 && { remembered: [...this.approvals.remembered] }),
       ...(this.handoffs > 0 && { handoffs: this.handoffs }),
       ...(this.handoffView && { handoffView: this.handoffView }),
+      ...(this.background && { background: this.background.carry() }),
     };
   }
 }

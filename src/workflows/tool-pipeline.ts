@@ -18,6 +18,7 @@ import { needsWorkerAfter, toolOf } from '../core/tool-gate.js';
 import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
 import { toolActivity } from './scheduling.js';
+import { backgroundStage } from './background.js';
 import { handoffStage } from './handoff.js';
 import { subAgentStage } from './sub-agents.js';
 import { blocked, gateStage } from './tool-gate.js';
@@ -35,7 +36,7 @@ const validate: ToolStage = {
 
 function stagesFor(run: Run): ToolStage[] {
   // A driver's own tools (a monitor's report_done) are answered before the gate: keel's own calls need no approval.
-  return [validate, ...run.stages, gateStage(run), handoffStage(run), subAgentStage(run, run.parent)];
+  return [validate, ...run.stages, gateStage(run), handoffStage(run), subAgentStage(run, run.parent), backgroundStage(run)];
 }
 
 /**
