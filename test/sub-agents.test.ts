@@ -57,7 +57,25 @@ const recursive = defineAgent({
   subAgents: [ref('recursive')],
 });
 
-const t = useKeel([lead, parallelLead, researcher, recursive]);
+/** Forwards its sub-agents' events; a SubagentStart hook adds context to their task. */
+const watchfulLead = defineAgent({
+  name: 'watchful-lead',
+  instructions: 'You lead and watch.',
+  model: 'openai:watchful-lead-model',
+  modelSettings: retry,
+  subAgents: [researcher],
+  forwardSubAgentEvents: true,
+  hooks: {
+    SubagentStart: [
+      {
+        matcher: 'researcher',
+        hooks: [{ type: 'command', command: `echo '{"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"Cite your sources."}}'` }],
+      },
+    ],
+  },
+});
+
+const t = useKeel([lead, parallelLead, researcher, recursive, watchfulLead]);
 
 const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e) => e.type === type) as Extract<RunEvent, { type: T }>[];
 
@@ -93,6 +111,21 @@ describe('sub-agents as tools', () => {
     // Its answer is the call's result.
     expect(JSON.stringify(t.server.requests('lead-model')[1]!.body.messages)).toContain('100 °C');
     expect(ofType(await run.events(), 'subagent.finished')).toEqual([expect.objectContaining({ workflowId: child, status: 'completed', agent: 'researcher' })]);
+  });
+
+  it("forwards the sub-agent's events into the parent's log, tagged; a SubagentStart hook adds to its task", async () => {
+    t.server.reset();
+    t.server.script('watchful-lead-model', [
+      { toolCalls: [{ id: 'w1', name: 'researcher', arguments: { input: 'Find the speed of light.' } }] },
+      { text: 'c' },
+    ]);
+    t.server.script('researcher-model', [{ text: '299,792 km/s' }]);
+    const run = await t.keel.client.start('watchful-lead', 'How fast is light?');
+    await run.result();
+    const forwarded = ofType(await run.events(), 'subagent.event');
+    expect(forwarded.map((e) => e.event.type)).toEqual(['run.started', 'turn.started', 'turn.finished', 'run.finished']);
+    expect(forwarded[0]).toMatchObject({ callId: 'w1', depth: 1, workflowId: `${run.workflowId}/researcher-w1` });
+    expect(JSON.stringify(t.server.requests('researcher-model')[0]!.body.messages)).toContain('Find the speed of light.\\n\\nCite your sources.');
   });
 
   it('a call past the depth limit returns an error result', async () => {

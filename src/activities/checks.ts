@@ -216,6 +216,7 @@ export function cwdOf(spec: AgentSpec): string {
 function hookTarget(event: HookEvent, fields: Record<string, JsonValue>): string | undefined {
   if (event === 'SessionStart') return String(fields.source ?? 'startup');
   if (event === 'SessionEnd') return String(fields.reason ?? 'other');
+  if (event === 'SubagentStart' || event === 'SubagentStop') return String(fields.agent_type ?? '');
   return undefined;
 }
 

@@ -125,6 +125,8 @@ export interface AgentSpec {
   maxHandoffs?: number;
   /** How deep sub-agents may nest below a run of this agent (default 5; the smallest limit above applies). */
   maxDepth?: number;
+  /** Sub-agents' events are forwarded into this run's event log. */
+  forwardSubAgentEvents?: boolean;
   /** The agent may start background agents (its spawn_agent, list_agents, check_agent and stop_agent tools). */
   background?: BackgroundSpec;
 }

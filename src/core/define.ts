@@ -222,6 +222,8 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
   subAgents?: (AgentDefinition<any> | AgentRef)[]; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Sub-agent calls run one at a time (default), or in parallel with each other and read-only tools. */
   concurrentSubAgents?: boolean;
+  /** Add the sub-agents' events to this run's event log (`subagent.event`, with depth and call ID). */
+  forwardSubAgentEvents?: boolean;
   /** How deep sub-agents may nest below a run of this agent (default 5; the smallest limit above applies). */
   maxDepth?: number;
   /**
@@ -328,6 +330,7 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       ...(options.maxHandoffs !== undefined && { maxHandoffs: options.maxHandoffs }),
       ...(options.maxDepth !== undefined && { maxDepth: wholeAtLeast(options.maxDepth, 0, `agent "${options.name}": maxDepth`) }),
       ...(background && { background }),
+      ...(options.forwardSubAgentEvents && { forwardSubAgentEvents: true }),
     },
   };
 }

@@ -42,6 +42,8 @@ export interface ParentRun {
   depth: number;
   /** The smallest depth limit of the runs above. */
   maxDepth: number;
+  /** Send this run's events to the parent, which adds them to its own log. */
+  forwardEvents?: boolean;
 }
 
 export interface RunOverrides {
@@ -219,6 +221,8 @@ export type RunEvent = EventBase &
     | { type: 'handoff'; turn: number; from: string; to: string; callId: string; input?: string }
     | { type: 'subagent.started'; turn: number; callId: string; agent: string; workflowId: string }
     | { type: 'subagent.finished'; turn: number; callId: string; agent: string; workflowId: string; status: string }
+    /** An event of a sub-agent's run, forwarded into this log (with forwardSubAgentEvents). */
+    | { type: 'subagent.event'; callId: string; depth: number; workflowId: string; event: RunEvent }
     | { type: 'background.spawned'; name: string; workflowId: string; goal: string; taskQueue?: string }
     | { type: 'background.report'; name: string; kind: string; text: string; report: number }
     | { type: 'background.stopped'; name: string; reason: string }

@@ -33,7 +33,7 @@ import type { Tripwire } from '../core/guardrails.js';
 import { checkStart, sessionEnd } from './run-checks.js';
 import { registerRunHandlers } from './run-handlers.js';
 import { Run } from './run-state.js';
-import { reportPendingToParent } from './sub-agents.js';
+import { forwardEvents, reportPendingToParent } from './sub-agents.js';
 import { RunBlocked } from './tool-gate.js';
 import { runTurn } from './turn.js';
 
@@ -104,6 +104,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 }
 
 async function loop(run: Run, input: AgentRunInput): Promise<AgentRunResult> {
+  // The events a sub-agent's run has sent its parent so far.
+  const forwarded = { seq: input.continued ? run.log.lastSeq : 0 };
   for (;;) {
     if (run.turns >= run.agent.maxTurns) return finish(run, 'max_turns', run.lastAnswer);
     if (shouldContinueAsNew(input)) {
@@ -121,13 +123,21 @@ async function loop(run: Run, input: AgentRunInput): Promise<AgentRunResult> {
       if (err instanceof RunBlocked) return finish(run, 'blocked', null, err.tripwire);
       throw err;
     }
-    if (outcome.done) return finish(run, outcome.status, outcome.output);
+    await forwardEvents(run, input.parent, forwarded);
+    if (outcome.done) return finish(run, outcome.status, outcome.output, undefined, () => forwardEvents(run, input.parent, forwarded));
   }
 }
 
 /** The run's result: it completed, stopped at its turn limit, or a guardrail blocked it. */
-async function finish(run: Run, status: AgentRunResult['status'], output: unknown, tripwire?: Tripwire): Promise<AgentRunResult> {
+async function finish(
+  run: Run,
+  status: AgentRunResult['status'],
+  output: unknown,
+  tripwire?: Tripwire,
+  beforeEnd?: () => Promise<void>,
+): Promise<AgentRunResult> {
   end(run, status, output, tripwire && `blocked by guardrail "${tripwire.guardrail}": ${tripwire.reason}`);
+  await beforeEnd?.();
   await run.background?.end();
   await sessionEnd(run, status);
   return { status, output: output ?? null, usage: run.usage, turns: run.turns, agent: run.agent.name, ...(tripwire && { blocked: tripwire }) };

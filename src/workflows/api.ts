@@ -10,7 +10,7 @@ import type { MonitorState } from '../core/monitor.js';
 import type { PermissionMode } from '../core/permissions.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Message } from '../core/messages.js';
-import type { EventPage, RunState, TranscriptPage } from '../core/run.js';
+import type { EventPage, RunEvent, RunState, TranscriptPage } from '../core/run.js';
 
 /** The workflow type name: `temporal workflow start --type agentRun ...` */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -59,6 +59,8 @@ export const approveUpdate = defineUpdate<ApprovalReceipt, [ApprovalDecision]>('
 export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
 /** From a sub-agent's run to its parent: the calls waiting in it (and below it), listed and decided on the parent. */
 export const subAgentPendingSignal = defineSignal<[{ workflowId: string; pending: PendingApproval[] }]>('subAgentPending');
+/** From a sub-agent's run to its parent (with forwardSubAgentEvents): events to add to the parent's log. */
+export const subAgentEventsSignal = defineSignal<[{ workflowId: string; callId: string; depth: number; events: RunEvent[] }]>('subAgentEvents');
 /** From a background agent to the run that started it: an alert, or its end. */
 export const backgroundReportSignal = defineSignal<[BackgroundReport]>('backgroundReport');
 /** Changes the run's permission mode (`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`). */

@@ -23,7 +23,8 @@ function hasHooks(spec: AgentSpec, event: HookEvent, target?: string): boolean {
   return hooksFor(spec.hooks, event, target).length > 0;
 }
 
-async function hooks(run: Run, event: HookEvent, fields: Record<string, JsonValue>, target?: string): Promise<RunHooksResult | undefined> {
+/** The hooks of one of the run's own events, when it has any: one activity; their failures are events. */
+export async function hooks(run: Run, event: HookEvent, fields: Record<string, JsonValue>, target?: string): Promise<RunHooksResult | undefined> {
   if (!hasHooks(run.agent, event, target)) return undefined;
   const result = await checkActivities(`hooks ${event}`).runHooks({
     agent: run.agent.name,

@@ -5,7 +5,7 @@
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { PERMISSION_MODES } from '../core/permissions.js';
-import { approveSignal, approveUpdate, backgroundReportSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
+import { approveSignal, approveUpdate, backgroundReportSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
 import { Background } from './background.js';
 import type { Run } from './run-state.js';
@@ -43,6 +43,10 @@ export function registerRunHandlers(current: () => Run | undefined, turn: () => 
     if (!run) return;
     run.background ??= new Background(run);
     run.background.receive(report);
+  });
+  setHandler(subAgentEventsSignal, ({ workflowId, callId, depth, events }) => {
+    const run = current();
+    for (const event of Array.isArray(events) ? events : []) run?.emit({ type: 'subagent.event', callId, depth, workflowId, event });
   });
   setHandler(subAgentPendingSignal, ({ workflowId, pending }) => {
     current()?.approvals.setChild(workflowId, Array.isArray(pending) ? pending : []);

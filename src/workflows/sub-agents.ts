@@ -8,8 +8,9 @@ import { CancellationScope, ParentClosePolicy, executeChild, getExternalWorkflow
 import { innermostError } from '../core/errors.js';
 import type { AgentRunInput, AgentRunResult, ParentRun } from '../core/run.js';
 import { errorResult, type ToolStage } from '../core/tool-pipeline.js';
-import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentPendingSignal } from './api.js';
+import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentEventsSignal, subAgentPendingSignal } from './api.js';
 import type { ApprovalDecision } from '../core/approval.js';
+import { hooks } from './run-checks.js';
 import type { Run } from './run-state.js';
 
 export const DEFAULT_MAX_DEPTH = 5;
@@ -27,11 +28,14 @@ export function subAgentStage(run: Run, parent: ParentRun | undefined): ToolStag
       }
       const args = JSON.parse(call.arguments || '{}') as { input?: unknown };
       const workflowId = `${workflowInfo().workflowId}/${tool.subAgent}-${call.id}`;
+      // Claude Code's SubagentStart hooks: their context goes with the task.
+      const started = await hooks(run, 'SubagentStart', { agent_id: workflowId, agent_type: tool.subAgent }, tool.subAgent);
+      const task = String(args.input ?? '');
       const input: AgentRunInput = {
         agent: tool.subAgent,
-        input: String(args.input ?? ''),
+        input: started?.additionalContext ? `${task}\n\n${started.additionalContext}` : task,
         ...(run.context !== undefined && { context: run.context }),
-        parent: { workflowId: workflowInfo().workflowId, callId: call.id, depth, maxDepth },
+        parent: { workflowId: workflowInfo().workflowId, callId: call.id, depth, maxDepth, ...(agent.forwardSubAgentEvents && { forwardEvents: true }) },
       };
       run.emit({ type: 'subagent.started', turn, callId: call.id, agent: tool.subAgent, workflowId });
       run.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name });
@@ -66,6 +70,9 @@ export function subAgentStage(run: Run, parent: ParentRun | undefined): ToolStag
         run.approvals.setChild(workflowId, []);
       }
       run.emit({ type: 'subagent.finished', turn, callId: call.id, agent: tool.subAgent, workflowId, status });
+      // SubagentStop hooks: the sub-agent has ended; a block's reason goes with its result to the model.
+      const stopped = await hooks(run, 'SubagentStop', { agent_id: workflowId, agent_type: tool.subAgent, stop_hook_active: false }, tool.subAgent);
+      if ((stopped?.decision === 'block' || stopped?.decision === 'deny') && stopped.reason) content += `\n\n[SubagentStop hook] ${stopped.reason}`;
       return { result: { role: 'tool', toolCallId: call.id, toolName: call.name, content, ...(isError && { isError }) }, stage: 'subagent' };
     },
   };
@@ -85,4 +92,17 @@ export function reportPendingToParent(run: Run, parent: ParentRun): void {
 /** A decision for a sub-agent's call goes down to the run that holds it. */
 export async function forwardDecision(child: string, decision: ApprovalDecision): Promise<void> {
   await getExternalWorkflowHandle(child).signal(approveSignal, decision);
+}
+
+/** A sub-agent's run sends the events it logged since the last time to its parent (with forwardEvents). */
+export async function forwardEvents(run: Run, parent: ParentRun | undefined, sent: { seq: number }): Promise<void> {
+  if (!parent?.forwardEvents) return;
+  const events = run.log.after(sent.seq);
+  if (events.length === 0) return;
+  sent.seq = events.at(-1)!.seq;
+  await CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(parent.workflowId)
+      .signal(subAgentEventsSignal, { workflowId: workflowInfo().workflowId, callId: parent.callId, depth: parent.depth, events })
+      .catch(() => undefined),
+  );
 }
