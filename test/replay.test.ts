@@ -33,6 +33,15 @@ const fail = defineTool({
   },
 });
 
+const deploy = defineTool({
+  name: 'deploy',
+  description: 'Deploy.',
+  input: z.object({ env: z.string() }),
+  requiresApproval: true,
+  execute: ({ env }) => `deployed ${env}`,
+});
+const helper = defineAgent({ name: 'replay-helper', instructions: 'Help.', model: 'openai:replay-helper' });
+
 const agents = [
   defineAgent({ name: 'replay-tools', instructions: 'Look words up.', model: 'openai:replay-tools', tools: [lookup, fail] }),
   defineAgent({
@@ -42,9 +51,19 @@ const agents = [
     output: z.object({ answer: z.string() }),
   }),
   defineAgent({ name: 'replay-continued', instructions: 'Look words up.', model: 'openai:replay-continued', tools: [lookup], maxTurns: 20 }),
+  // Approval by Update, a permission rule, a handoff and a sub-agent: the commands of this version's pipeline.
+  defineAgent({
+    name: 'replay-team',
+    instructions: 'Deploy, then hand off.',
+    model: 'openai:replay-team',
+    tools: [deploy, lookup],
+    permissions: { deny: ['lookup(secret)'] },
+    handoffs: [helper],
+    subAgents: [helper],
+  }),
 ];
 
-const t = useKeel(agents);
+const t = useKeel([...agents, helper]);
 
 async function replay(histories: { workflowId: string; history: History }[]) {
   const results = [];
@@ -75,12 +94,27 @@ describe('replay', () => {
       return done < 6 ? { toolCalls: [{ id: `t${done}`, name: 'lookup', arguments: { word: `w${done}` } }] } : { text: 'six words' };
     });
 
+    t.server.script('replay-team', [
+      { toolCalls: [{ id: 'd1', name: 'deploy', arguments: { env: 'prod' } }, { id: 'l1', name: 'lookup', arguments: { word: 'x' } }] },
+      { toolCalls: [{ id: 's1', name: 'replay-helper', arguments: { input: 'Say hi.' } }] },
+      { toolCalls: [{ id: 'h1', name: 'transfer_to_replay-helper', arguments: {} }] },
+    ]);
+    t.server.script('replay-helper', [{ text: 'hi' }, { text: 'handled' }]);
+    // A fixed ID: its children's IDs derive from it, and the stored fixture replays under it.
+    const team = await t.keel.client.start('replay-team', 'Deploy.', { workflowId: 'replay-team' });
+    for (;;) {
+      if ((await team.pending().catch(() => [])).length > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await team.approve('d1');
+
     const runs = await Promise.all([
       t.keel.client.start('replay-tools', 'Look up keel and hull.'),
       t.keel.client.start('replay-output', 'What is the answer?'),
       // Continues as new every few turns: the last run of the chain replays from its carried state.
       t.keel.client.start('replay-continued', 'Look up six words.', { options: { continueAsNewAfterEvents: 20 } }),
     ]);
+    runs.push(team);
     for (const run of runs) await run.result();
     const histories = await Promise.all(runs.map(async (run) => ({ workflowId: run.workflowId, history: await historyOf(run) })));
 
@@ -94,11 +128,12 @@ describe('replay', () => {
     }
   });
 
-  it.each(['', 'v0.1/'])('replays the stored fixtures in histories/%s', async (folder) => {
+  it.each(['', 'v0.2/', 'v0.1/'])('replays the stored fixtures in histories/%s', async (folder) => {
     const files = readdirSync(`${FIXTURES}${folder}`).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThanOrEqual(3);
     const histories = files.map((file) => ({
-      workflowId: `${folder}${file.replace(/\.json$/, '')}`,
+      // The file's name is the run's workflow ID (a sub-agent's ID derives from it).
+      workflowId: file.replace(/\.json$/, ''),
       history: historyFromJSON(JSON.parse(readFileSync(`${FIXTURES}${folder}${file}`, 'utf8'))),
     }));
     expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
