@@ -35,6 +35,7 @@ export { createWorker, workflowsPath } from './worker.js';
 export type { CreateWorkerOptions, KeelWorker } from './worker.js';
 export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './client/agent-client.js';
 export type { ApproveOptions, OutputOf, PendingRun, StartOptions } from './client/agent-client.js';
+export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './client/tree.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './client/schedules.js';
 export type {
   AgentScheduleDescription,

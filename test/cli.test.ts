@@ -72,7 +72,7 @@ describe('keel --help', () => {
   it('lists the commands, the global options and examples', async () => {
     const { code, stdout } = await keel(['--help']);
     expect(code).toBe(0);
-    for (const command of ['worker', 'run', 'status', 'show', 'list', 'demo', 'pending', 'approve', 'deny', 'mode']) {
+    for (const command of ['worker', 'run', 'status', 'show', 'list', 'tree', 'demo', 'pending', 'approve', 'deny', 'mode']) {
       expect(stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
     for (const option of ['--address', '--namespace', '--profile']) expect(stdout).toContain(option);
@@ -80,7 +80,7 @@ describe('keel --help', () => {
   });
 
   it('gives every command a help with an example', async () => {
-    for (const command of ['worker', 'run', 'status', 'show', 'list', 'demo', 'pending', 'approve', 'deny', 'mode']) {
+    for (const command of ['worker', 'run', 'status', 'show', 'list', 'tree', 'demo', 'pending', 'approve', 'deny', 'mode']) {
       const { code, stdout } = await keel([command, '--help']);
       expect(code).toBe(0);
       expect(stdout).toContain(`Usage: keel ${command}`);

@@ -11,7 +11,6 @@ import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
-  type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
@@ -21,7 +20,7 @@ import type { AgentDefinition } from '../core/define.js';
 import { PERMISSION_MODES, type PermissionMode } from '../core/permissions.js';
 import type { JsonValue } from '../core/json.js';
 import type { Message } from '../core/messages.js';
-import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunOverrides, RunState, RunStatus } from '../core/run.js';
+import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunOverrides, RunState } from '../core/run.js';
 import type { MonitorBudgets, MonitorInput, MonitorOptions } from '../core/monitor.js';
 import { MonitorHandle } from './monitor-handle.js';
 import {
@@ -39,7 +38,11 @@ import { innermostError } from '../core/errors.js';
 import { oneLine } from '../core/text.js';
 import { connect, type ConnectSettings } from './connection.js';
 import { readEvents, readMessages } from './run-chain.js';
+import { summarize, type RunSummary } from './run-summary.js';
 import { AgentSchedules } from './schedules.js';
+import { readRunTree, type RunTree, type TreeOptions } from './tree.js';
+
+export type { RunSummary } from './run-summary.js';
 
 export interface StartOptions {
   /** Default: `<agent>-<short id>`. */
@@ -119,17 +122,6 @@ export class ApprovalRejectedError extends Error {
     super(message, options);
     this.name = 'ApprovalRejectedError';
   }
-}
-
-export interface RunSummary {
-  workflowId: string;
-  runId: string;
-  agent: string;
-  /** A plain run (`agentRun`) or a monitor (`agentMonitor`). */
-  kind: 'run' | 'monitor';
-  status: RunStatus | string;
-  startTime: Date;
-  closeTime?: Date;
 }
 
 export class AgentClient {
@@ -259,6 +251,15 @@ export class AgentClient {
     );
     // Visibility lags a moment behind the run: a run decided since has nothing pending.
     return found.filter((p) => p.calls.length > 0 || p.unreachable);
+  }
+
+  /**
+   * The run and everything under it: its handoffs and its sub-agents and background agents
+   * (child workflows), recursively, each with its status. Throws WorkflowNotFoundError for an
+   * unknown workflow ID.
+   */
+  tree(workflowId: string, options: TreeOptions = {}): Promise<RunTree> {
+    return this.getHandle(workflowId).tree(options);
   }
 
   /** Allows a pending call of a run (by Update: rejected at once if the call is not pending or an edit fails its schema). */
@@ -431,23 +432,11 @@ export class RunHandle<O = unknown> {
   async describe(): Promise<RunSummary> {
     return summarize(await this.workflow.describe());
   }
-}
 
-function summarize(info: Omit<WorkflowExecutionInfo, 'raw'>): RunSummary {
-  const agent = info.typedSearchAttributes.get(agentSearchAttribute);
-  const status = info.typedSearchAttributes.get(statusSearchAttribute);
-  const open = info.status.name === 'RUNNING';
-  const live = status === undefined || status === 'running' || status === 'sleeping' || status === 'paused' || status === 'awaiting_approval';
-  return {
-    workflowId: info.workflowId,
-    runId: info.runId,
-    agent: agent ?? '?',
-    kind: info.type === AGENT_MONITOR_WORKFLOW ? 'monitor' : 'run',
-    // A run that was terminated or timed out never wrote its final status: Temporal's is the truth then.
-    status: open ? (status ?? 'running') : live ? info.status.name.toLowerCase() : status,
-    startTime: info.startTime,
-    ...(info.closeTime && { closeTime: info.closeTime }),
-  };
+  /** The run and everything under it (see `AgentClient.tree`). */
+  tree(options: TreeOptions = {}): Promise<RunTree> {
+    return readRunTree(this.workflow.client, this.workflowId, options);
+  }
 }
 
 /** keel's search attributes must be registered in the namespace; say how when they are not. */

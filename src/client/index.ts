@@ -10,6 +10,7 @@
  */
 export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './agent-client.js';
 export type { AgentClientOptions, ApproveOptions, OutputOf, PendingRun, RunSummary, StartOptions } from './agent-client.js';
+export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './tree.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
 export type {
   AgentScheduleDescription,

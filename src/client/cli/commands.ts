@@ -24,6 +24,7 @@ import {
   formatRunList,
   formatStatus,
   formatTranscript,
+  formatTree,
   plural,
   type FollowContext,
   type Style,
@@ -528,6 +529,23 @@ export async function listCommand(
     });
     if (options.json) out(JSON.stringify(runs, null, 2));
     else for (const line of formatRunList(runs, stdoutStyle())) out(line);
+    return 0;
+  });
+}
+
+export async function treeCommand(workflowId: string, options: { json?: boolean }, globals: GlobalOptions) {
+  return withClient(globals, async (client) => {
+    let tree;
+    try {
+      tree = await client.tree(workflowId);
+    } catch (e) {
+      if ((e as Error)?.name === 'WorkflowNotFoundError') {
+        throw new CliError(`No run with workflow ID "${workflowId}" (list recent runs with: keel list).`);
+      }
+      throw e;
+    }
+    if (options.json) out(JSON.stringify(tree, null, 2));
+    else for (const line of formatTree(tree, stdoutStyle())) out(line);
     return 0;
   });
 }

@@ -8,6 +8,7 @@ import type { Message } from '../../core/messages.js';
 import type { AgentRunResult, RunEvent, RunState } from '../../core/run.js';
 import type { Usage } from '../../core/usage.js';
 import { oneLine } from '../../core/text.js';
+import type { RunTree } from '../tree.js';
 
 export interface Style {
   readonly enabled: boolean;
@@ -248,9 +249,12 @@ export function colorStatus(status: string, s: Style): string {
     case 'completed':
       return s.green(status);
     case 'running':
+    case 'sleeping':
       return s.cyan(status);
     case 'max_turns':
     case 'awaiting_approval':
+    case 'paused':
+    case 'starting':
       return s.yellow(status);
     default:
       return s.red(status);
@@ -323,6 +327,52 @@ export function formatStatus(
     for (const call of pending) lines.push(...formatPendingCall(run.workflowId, call, s, extra.width, extra.now));
   }
   return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// keel tree
+
+/** The agents in charge of a run, in order: `triage → billing → triage`. */
+export function handoffChain(tree: Pick<RunTree, 'agent' | 'handoffs'>): string[] {
+  return tree.handoffs.length === 0 ? [tree.agent] : [tree.handoffs[0]!.from, ...tree.handoffs.map((h) => h.to)];
+}
+
+/** How a run of a tree is named: its agent, and for a child the call it answers or the name it was spawned as. */
+function treeLabel(node: RunTree): string {
+  if (node.callId !== undefined) return `${node.agent} (call ${node.callId})`;
+  if (node.kind === 'background') return `${node.agent} (${node.name && node.name !== node.agent ? `spawned as ${node.name}` : 'spawned'})`;
+  return node.agent;
+}
+
+/**
+ * `keel tree`: the run on the first line, then under it its handoffs and its children, each
+ * with its kind and status, its workflow ID in a column on the right.
+ *
+ *   lead-1a2b3c4d  lead · run · completed
+ *   ├─ handoffs: lead → billing → lead
+ *   └─ researcher (call c1) · sub-agent · completed   lead-1a2b3c4d/researcher-c1
+ */
+export function formatTree(tree: RunTree, s: Style): string[] {
+  const rows: { left: string; id?: string }[] = [];
+  const describe = (node: RunTree) => `${treeLabel(node)} ${s.dim('·')} ${node.kind} ${s.dim('·')} ${colorStatus(node.status, s)}`;
+  const walk = (node: RunTree, indent: string) => {
+    const items: { left: string; node?: RunTree }[] = [
+      ...(node.handoffs.length > 0 ? [{ left: `${s.dim('handoffs:')} ${handoffChain(node).join(s.dim(' → '))}` }] : []),
+      ...(node.problems ?? []).map((p) => ({ left: `${s.yellow('!')} ${s.dim(p)}` })),
+      ...node.children.map((child) => ({ left: describe(child), node: child })),
+    ];
+    items.forEach((item, i) => {
+      const last = i === items.length - 1;
+      rows.push({ left: `${indent}${s.dim(last ? '└─ ' : '├─ ')}${item.left}`, ...(item.node && { id: item.node.workflowId }) });
+      if (item.node) walk(item.node, `${indent}${s.dim(last ? '   ' : '│  ')}`);
+    });
+  };
+  walk(tree, '');
+  const width = Math.max(0, ...rows.filter((r) => r.id !== undefined).map((r) => stripAnsi(r.left).length));
+  return [
+    `${s.bold(tree.workflowId)}  ${describe(tree)}`,
+    ...rows.map((r) => (r.id === undefined ? r.left : `${r.left}${' '.repeat(width - stripAnsi(r.left).length)}   ${s.dim(r.id)}`)),
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------

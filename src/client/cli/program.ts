@@ -86,6 +86,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
         'keel worker                                # serve the examples\' agents',
         'keel run demo "Weather in Lisbon and Tokyo?"',
         'keel list --agent demo',
+        'keel tree demo-1a2b3c4d                    # the run, its handoffs, sub-agents and background agents',
         'keel pending                               # calls waiting for approval, with the commands to decide them',
         'keel approve demo-1a2b3c4d demo_postcard',
         'TEMPORAL_ADDRESS=127.0.0.1:7233 keel status demo-1a2b3c4d',
@@ -158,6 +159,25 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .addHelpText('after', examples('keel show demo-1a2b3c4d'))
     .action(async (workflowId: string, options, command: Command) => {
       setExitCode(await (await commands()).showCommand(workflowId, options, globals(command)));
+    });
+
+  program
+    .command('tree')
+    .description(
+      'Show a run and everything under it: which agents were in charge (its handoffs), its sub-agents and background ' +
+        'agents (child workflows), recursively, each with its kind, status and workflow ID.',
+    )
+    .argument('<workflowId>', 'workflow ID of the run')
+    .option('--json', 'print the tree as nested JSON: { workflowId, agent, kind, status, callId?, name?, handoffs, children: [...] }')
+    .addHelpText(
+      'after',
+      examples('keel tree lead-1a2b3c4d', "keel tree lead-1a2b3c4d --json | jq '.children[] | {workflowId, status}'") +
+        '\nKinds: run and monitor (started by a client), sub-agent (a tool call that ran an agent; its call ID is shown),\n' +
+        'background (a monitor a run spawned; its name is shown). Handoffs come from the run\'s events, which a worker\n' +
+        'answers; children come from the events and from Temporal visibility, statuses from Temporal itself.\n',
+    )
+    .action(async (workflowId: string, options, command: Command) => {
+      setExitCode(await (await commands()).treeCommand(workflowId, options, globals(command)));
     });
 
   program
