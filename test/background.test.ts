@@ -103,6 +103,9 @@ describe('background agents', () => {
     const childTools = JSON.stringify(t.server.requests('watcher-model')[0]!.body.tools);
     expect(childTools).toContain('read_gauge');
     expect(childTools).toContain('report_alert');
+    // keel tree shows it under its parent.
+    const tree = await t.keel.client.tree(parent.workflowId);
+    expect(tree.children).toEqual([expect.objectContaining({ workflowId: `${parent.workflowId}/gauge`, kind: 'background', name: 'gauge', agent: 'watcher' })]);
   });
 
   it('limits: unique names, at most maxConcurrent running, tools from the catalog only, known task queues', async () => {
