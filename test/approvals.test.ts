@@ -13,6 +13,10 @@ import type { RunEvent } from '../src/core/run.js';
 import { runCommand } from './support/cli.js';
 import { eventTypes, historyOf } from './support/history.js';
 import { providersFor, startKeel, TEMPORAL_ADDRESS, useKeel } from './support/keel.js';
+import { until as waitUntil } from './support/until.js';
+
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000) => waitUntil(read, ok, { timeoutMs, retryErrors: true });
+
 
 /** What each tool call did, by workflow ID: the effect a user would look for. */
 const effects = new Map<string, string[]>();
@@ -106,15 +110,6 @@ async function start(agent: string, steps: Parameters<typeof t.server.script>[1]
   return { run, model };
 }
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined as T);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const waitingFor = (run: RunHandle, n = 1): Promise<PendingApproval[]> => until(() => run.pending(), (p) => p.length >= n);
 const events = async (run: RunHandle, type: RunEvent['type']) => (await run.events()).filter((e) => e.type === type);

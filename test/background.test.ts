@@ -6,6 +6,10 @@ import { defineAgent, defineTool } from '../src/core/define.js';
 import type { MonitorState } from '../src/core/monitor.js';
 import type { RunEvent } from '../src/core/run.js';
 import { providersFor, startKeel, useKeel } from './support/keel.js';
+import { until as waitUntil } from './support/until.js';
+
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000) => waitUntil(read, ok, { timeoutMs, retryErrors: true });
+
 
 const retry = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
 
@@ -59,15 +63,6 @@ const lastUserText = (model: string): string => {
   return JSON.stringify(messages.filter((m) => m.role === 'user').at(-1)?.content);
 };
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined as T);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('background agents', () => {
   it('a spawned watcher runs as a child monitor; its alert wakes the sleeping parent, which reads it as a [Background reports] block', async () => {

@@ -4,6 +4,10 @@ import { demo } from '../examples/demo.js';
 import type { MonitorState } from '../src/core/monitor.js';
 import { keel } from './support/cli.js';
 import { allowPostcards, useKeel } from './support/keel.js';
+import { until as waitUntil } from './support/until.js';
+
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000) => waitUntil(read, ok, { timeoutMs, intervalMs: 250 });
+
 
 // A plain run of the demo agent sends a postcard, which needs approval: the worker's approver allows it.
 const t = useKeel([demo], { approver: allowPostcards });
@@ -14,15 +18,6 @@ async function status(id: string): Promise<{ status: string; kind: string; state
   return JSON.parse(stdout);
 }
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe('keel monitor', () => {
   it('starts a monitor on the demo model; inject wakes it; it reports done after its looks', async () => {

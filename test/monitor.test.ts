@@ -5,6 +5,10 @@ import type { RunEvent } from '../src/core/run.js';
 import type { RecordedRequest, ScriptStep } from './support/model-server.js';
 import { decode, eventTypes, historyOf } from './support/history.js';
 import { providersFor, startKeel, useKeel } from './support/keel.js';
+import { until as waitUntil } from './support/until.js';
+
+const until = <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000) => waitUntil(read, ok, { timeoutMs, intervalMs: 100 });
+
 
 const watcher = (name: string, model: string) =>
   defineAgent({ name, instructions: 'Watch the disk.', model, modelSettings: { retry: { initialInterval: '100ms', maximumInterval: '200ms' } } });
@@ -34,15 +38,6 @@ const lastUser = (r: RecordedRequest): string => {
 /** Whether the model's last message was the prompt of a new turn (not a tool result). */
 const newTurn = (r: RecordedRequest) => (r.body.messages as { role: string }[]).at(-1)?.role === 'user' && !JSON.stringify(r.body.messages.at(-1)).includes('tool_result');
 
-async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(v)}`);
-    await sleep(100);
-  }
-}
 
 const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 

@@ -6,6 +6,10 @@ import { defineAgent, defineTool } from '../src/core/define.js';
 import { ref } from '../src/core/handoff.js';
 import type { RunEvent } from '../src/core/run.js';
 import { useKeel } from './support/keel.js';
+import { until as waitUntil } from './support/until.js';
+
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000) => waitUntil(read, ok, { timeoutMs, retryErrors: true });
+
 
 const retry = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
 const effects: string[] = [];
@@ -79,15 +83,6 @@ const t = useKeel([lead, parallelLead, researcher, recursive, watchfulLead]);
 
 const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e) => e.type === type) as Extract<RunEvent, { type: T }>[];
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined as T);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('sub-agents as tools', () => {
   it('a call runs the sub-agent as a child workflow, without the parent conversation, and returns its answer', async () => {

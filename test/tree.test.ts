@@ -6,6 +6,10 @@ import { ref } from '../src/core/handoff.js';
 import type { RunTree } from '../src/client/tree.js';
 import { keel } from './support/cli.js';
 import { providersFor, startKeel, useKeel } from './support/keel.js';
+import { until as waitUntil } from './support/until.js';
+
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000) => waitUntil(read, ok, { timeoutMs });
+
 
 const retry = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
 
@@ -64,15 +68,6 @@ const lead = defineAgent({
 const agents = [lead, researcher, analyst, writer, billing];
 const t = useKeel(agents);
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** lead asks researcher (who asks analyst), hands to billing, billing hands back, lead answers. */
 function scriptTeam(server: typeof t.server): void {
