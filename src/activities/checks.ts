@@ -15,6 +15,7 @@ import { hooksFor, hookInput, type HookEvent } from '../core/hooks.js';
 import type { JsonValue } from '../core/json.js';
 import type { PermissionMode } from '../core/permissions.js';
 import { policyVerdict, startTally, tally, toolGuardrails } from '../core/tool-gate.js';
+import { argumentsObject } from '../core/tool-pipeline.js';
 import type {
   ApproveCallInput,
   ApproveCallResult,
@@ -45,7 +46,7 @@ export function createChecks(deps: CheckDeps) {
         const { agent, spec } = await resolve(deps, input.agent, input.spec);
         const { call, turn, mode } = input;
         const { workflowId } = execution();
-        const t = startTally(parseObject(call.arguments));
+        const t = startTally(argumentsObject(call.arguments) ?? {});
         const out: CheckToolCallResult = { steps: t.steps };
         const done = (): CheckToolCallResult => ({
           ...out,
@@ -236,11 +237,6 @@ function missing(what: string, agent: string): ApplicationFailure {
   });
 }
 
-function parseObject(text: string): Record<string, unknown> {
-  if (text.trim() === '') return {};
-  const value: unknown = JSON.parse(text);
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
 
 /** Heartbeats while the checks run (hooks may take a minute); the signal aborts on a cancel. */
 async function withHeartbeats<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {

@@ -41,6 +41,21 @@ export function errorResult(call: ToolCall, content: string): ToolResultMessage 
 }
 
 /**
+ * A call's arguments as an object: empty text is no arguments; undefined when they are not a
+ * JSON object (the validate stage answers such calls, so later stages may count on an object).
+ */
+export function argumentsObject(text: string): Record<string, unknown> | undefined {
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/**
  * What is wrong with a call before any worker sees it, from the recorded spec alone: a tool the
  * agent does not have, or arguments that are not a JSON object. Undefined when nothing is.
  * The arguments' schema is checked by the tool activity, where the zod schema lives.

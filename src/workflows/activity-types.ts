@@ -3,6 +3,7 @@
  * Both sides import it; nothing else lives here.
  */
 import type { AgentSpec } from '../core/agent-spec.js';
+import type { ApprovalRequest } from '../core/approval.js';
 import type { Tripwire } from '../core/guardrails.js';
 import type { HookEvent } from '../core/hooks.js';
 import type { PermissionMode } from '../core/permissions.js';
@@ -147,16 +148,7 @@ export interface ResolveHandoffInput {
 export type ResolveHandoffResult = { spec: AgentSpec } | { refused: string };
 
 /** A call that needs approval, put to the worker's approver function first. */
-export interface ApproveCallInput {
-  agent: string;
-  turn: number;
-  callId: string;
-  tool: string;
-  arguments: Record<string, unknown>;
-  stage: string;
-  reason: string;
-  context?: JsonValue;
-}
+export type ApproveCallInput = Omit<ApprovalRequest, 'workflowId' | 'context'> & { context?: JsonValue };
 
 /** The approver's answer; no decision leaves the call to a person. */
 export interface ApproveCallResult {

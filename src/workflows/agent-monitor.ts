@@ -46,7 +46,7 @@ import {
   type MonitorStopReason,
   type ScheduleIntent,
 } from '../core/monitor.js';
-import { errorResult, type ToolStage } from '../core/tool-pipeline.js';
+import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipeline.js';
 import { subtractUsage } from '../core/usage.js';
 import type { AgentActivities } from './activity-types.js';
 import {
@@ -429,7 +429,7 @@ function monitorToolsStage(m: Monitor): ToolStage {
     async run(request, next) {
       const { call } = request;
       if (call.name === ALERT_TOOL && m.input.parent) {
-        const text = (JSON.parse(call.arguments || '{}') as { text?: unknown }).text;
+        const text = argumentsObject(call.arguments)?.text;
         if (typeof text !== 'string' || !text.trim()) return { result: errorResult(call, 'Error: text must say what the alert is.'), stage: 'monitor' };
         await report(m, 'alert', text);
         return { result: { role: 'tool' as const, toolCallId: call.id, toolName: call.name, content: 'Sent: the agent that started you reads it at its next turn.' }, stage: 'monitor' };

@@ -23,7 +23,7 @@ import { innermostError } from '../core/errors.js';
 import { preview } from '../core/limits.js';
 import type { MonitorBudgets, MonitorInput } from '../core/monitor.js';
 import type { BackgroundState } from '../core/run.js';
-import { errorResult, type ToolStage } from '../core/tool-pipeline.js';
+import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipeline.js';
 import { AGENT_MONITOR_WORKFLOW, agentSearchAttribute, statusSearchAttribute, stopSignal } from './api.js';
 import type { Run } from './run-state.js';
 
@@ -98,7 +98,7 @@ export class Background {
         const spec = agent.background;
         const tools = [SPAWN_TOOL, LIST_TOOL, CHECK_TOOL, STOP_TOOL];
         if (!spec || !tools.includes(call.name)) return next(request);
-        const args = (call.arguments.trim() ? JSON.parse(call.arguments) : {}) as SpawnArgs & { reason?: unknown };
+        const args = (argumentsObject(call.arguments) ?? {}) as SpawnArgs & { reason?: unknown };
         const answer = (content: string, isError = false) => ({
           result: isError ? errorResult(call, `Error: ${content}`) : { role: 'tool' as const, toolCallId: call.id, toolName: call.name, content },
           stage: 'background',

@@ -8,7 +8,7 @@ import { proxyLocalActivities } from '@temporalio/workflow';
 import { DEFAULT_MAX_HANDOFFS } from '../core/handoff.js';
 import { preview } from '../core/limits.js';
 import { schemaProblem } from '../core/schema-check.js';
-import { errorResult, type ToolStage } from '../core/tool-pipeline.js';
+import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipeline.js';
 import type { AgentActivities } from './activity-types.js';
 import type { Run } from './run-state.js';
 
@@ -29,7 +29,7 @@ export function handoffStage(run: Run): ToolStage {
       if (run.pendingHandoff) return refuse(`this turn already hands off to ${run.pendingHandoff.spec.name}; only the first handoff of a turn hands off.`);
       const max = agent.maxHandoffs ?? DEFAULT_MAX_HANDOFFS;
       if (run.handoffs >= max) return refuse(`the run has handed off ${run.handoffs} times, its limit (maxHandoffs ${max}). Answer yourself.`);
-      const input = call.arguments.trim() === '' ? {} : (JSON.parse(call.arguments) as Record<string, unknown>);
+      const input = argumentsObject(call.arguments) ?? {};
       const problem = schemaProblem(tool.parameters, input);
       if (problem) return refuse(`its input does not match the schema: ${problem}.`);
       // Claimed before the activity: a later handoff call of the same turn is refused.

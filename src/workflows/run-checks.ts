@@ -6,6 +6,7 @@
  */
 import { CancellationScope } from '@temporalio/workflow';
 import type { AgentSpec } from '../core/agent-spec.js';
+import type { Tripwire } from '../core/guardrails.js';
 import { hooksFor, type HookEvent } from '../core/hooks.js';
 import type { JsonValue } from '../core/json.js';
 import { preview } from '../core/limits.js';
@@ -42,23 +43,29 @@ export async function hooks(run: Run, event: HookEvent, fields: Record<string, J
   return result;
 }
 
+/** The agent's input or output guardrails, when it has any: one activity; the tripwire, if one tripped. */
+async function guardrails(run: Run, kind: 'input' | 'output', text: string, output?: unknown): Promise<Tripwire | undefined> {
+  const spec = run.agent;
+  if (!spec.guardrails?.[kind]?.length) return undefined;
+  const { tripped } = await checkActivities(`guardrails ${kind}`).checkGuardrails({
+    agent: spec.name,
+    spec: run.specHash,
+    kind,
+    text,
+    ...(kind === 'output' && { output: output as JsonValue }),
+    ...(run.context !== undefined && { context: run.context }),
+  });
+  return tripped;
+}
+
 /**
  * Before the first model call: the input guardrails (a tripped one blocks the run), then the
  * SessionStart and UserPromptSubmit hooks (a block blocks the run; their additional context
  * goes with the prompt). Returns the first user message's text.
  */
 export async function checkStart(run: Run, prompt: string): Promise<string> {
-  const spec = run.agent;
-  if (spec.guardrails?.input?.length) {
-    const { tripped } = await checkActivities('guardrails input').checkGuardrails({
-      agent: spec.name,
-      spec: run.specHash,
-      kind: 'input',
-      text: prompt,
-      ...(run.context !== undefined && { context: run.context }),
-    });
-    if (tripped) throw blocked(run, tripped);
-  }
+  const tripped = await guardrails(run, 'input', prompt);
+  if (tripped) throw blocked(run, tripped);
   const context: string[] = [];
   const start = await hooks(run, 'SessionStart', { source: 'startup' }, 'startup');
   if (start?.additionalContext) context.push(start.additionalContext);
@@ -83,20 +90,10 @@ export async function checkAnswer(run: Run, text: string, output: unknown, stopC
     return false;
   }
   run.stopHookActive = false;
-  const spec = run.agent;
-  if (spec.guardrails?.output?.length) {
-    const { tripped } = await checkActivities('guardrails output').checkGuardrails({
-      agent: spec.name,
-      spec: run.specHash,
-      kind: 'output',
-      text,
-      output: output as JsonValue,
-      ...(run.context !== undefined && { context: run.context }),
-    });
-    if (tripped) {
-      run.withholdAnswer(`[answer withheld: blocked by guardrail "${tripped.guardrail}"]`, stopCall);
-      throw blocked(run, tripped);
-    }
+  const tripped = await guardrails(run, 'output', text, output);
+  if (tripped) {
+    run.withholdAnswer(`[answer withheld: blocked by guardrail "${tripped.guardrail}"]`, stopCall);
+    throw blocked(run, tripped);
   }
   return true;
 }

@@ -7,7 +7,7 @@
 import { CancellationScope, ParentClosePolicy, executeChild, getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
 import { innermostError } from '../core/errors.js';
 import type { AgentRunInput, AgentRunResult, ParentRun } from '../core/run.js';
-import { errorResult, type ToolStage } from '../core/tool-pipeline.js';
+import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipeline.js';
 import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentEventsSignal, subAgentPendingSignal } from './api.js';
 import type { ApprovalDecision } from '../core/approval.js';
 import { hooks } from './run-checks.js';
@@ -26,7 +26,7 @@ export function subAgentStage(run: Run, parent: ParentRun | undefined): ToolStag
       if (depth > maxDepth) {
         return { result: errorResult(call, `Error: ${tool.subAgent} cannot run: sub-agents may nest ${maxDepth} deep here, and this would be ${depth}. Do the task yourself.`), stage: 'subagent' };
       }
-      const args = JSON.parse(call.arguments || '{}') as { input?: unknown };
+      const args = (argumentsObject(call.arguments) ?? {}) as { input?: unknown };
       const workflowId = `${workflowInfo().workflowId}/${tool.subAgent}-${call.id}`;
       // Claude Code's SubagentStart hooks: their context goes with the task.
       const started = await hooks(run, 'SubagentStart', { agent_id: workflowId, agent_type: tool.subAgent }, tool.subAgent);

@@ -8,7 +8,7 @@
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Tripwire } from '../core/guardrails.js';
 import { rememberRule } from '../core/permissions.js';
-import { errorResult, type ToolCallNext, type ToolCallOutcome, type ToolCallRequest, type ToolStage } from '../core/tool-pipeline.js';
+import { argumentsObject, errorResult, type ToolCallNext, type ToolCallOutcome, type ToolCallRequest, type ToolStage } from '../core/tool-pipeline.js';
 import {
   needsWorkerBefore,
   needsWorkerRecheck,
@@ -46,7 +46,7 @@ export function gateStage(run: Run): ToolStage {
   return {
     name: 'gate',
     async run(request, next) {
-      const original = parseArguments(request.call.arguments);
+      const original = argumentsObject(request.call.arguments);
       // Only runs recorded before the validate stage existed get here with arguments that are no object.
       if (!original) return next(request);
       try {
@@ -187,16 +187,4 @@ function record(run: Run, { turn, call }: ToolCallRequest, result: CheckToolCall
 function denied(request: ToolCallRequest, stage: string, reason: string): ToolCallOutcome {
   const { call } = request;
   return { result: errorResult(call, `The call to ${call.name} was denied (${stage}): ${reason}`), stage };
-}
-
-/** The arguments as an object; undefined when they are not one. */
-function parseArguments(text: string): Record<string, unknown> | undefined {
-  if (text.trim() === '') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
