@@ -584,6 +584,7 @@ describe('formatting approvals and the new events', () => {
   it('prints what blocked a run', () => {
     const lines = formatResult(
       {
+        kind: 'run',
         status: 'blocked',
         output: null,
         usage: { inputTokens: 10, outputTokens: 2 },

@@ -11,6 +11,7 @@ import { ConversationCache } from './conversation-cache.js';
 import { createModelTurn } from './model-turn.js';
 import type { AgentRegistry } from './registry.js';
 import { createToolCall } from './tool-call.js';
+import { turnEnd } from './turn-end.js';
 
 export { AgentRegistry } from './registry.js';
 export { ConversationCache, runKey } from './conversation-cache.js';
@@ -34,6 +35,7 @@ export function createActivities(deps: ActivityDeps): AgentActivities {
     toolCall: createToolCall({ ...deps, specs }),
     ...createChecks({ ...deps, specs }),
     resolveHandoff: (input) => resolveHandoff(deps.registry, input, deps.approver !== undefined),
+    turnEnd: (input) => turnEnd(deps.registry, input),
   };
 }
 

@@ -129,7 +129,17 @@ export interface AgentSpec {
   forwardSubAgentEvents?: boolean;
   /** The agent may start background agents (its spawn_agent, list_agents, check_agent and stop_agent tools). */
   background?: BackgroundSpec;
+  /** Conditions checked after a turn's tool calls: when one holds, the run ends completed. */
+  stopWhen?: StopCondition[];
+  /** The agent has an `onTurnEnd` function: an answer without tool calls asks it whether to go on. */
+  continuesOnTurnEnd?: boolean;
 }
+
+/**
+ * A condition that ends a run after a turn's tool calls (plain JSON, recorded with the spec):
+ * a tool ran (without error), the run took this many turns, or used this many tokens.
+ */
+export type StopCondition = { toolCalled: string } | { turns: number } | { totalTokens: number };
 
 export const DEFAULT_MAX_TURNS = 10;
 export const DEFAULT_OUTPUT_RETRIES = 2;

@@ -8,6 +8,7 @@ import {
   type ApprovalSettings,
   type ModelSettings,
   type RetrySettings,
+  type StopCondition,
   type ToolSpec,
 } from './agent-spec.js';
 import {
@@ -26,6 +27,7 @@ import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
 import type { MiddlewareDefinition } from './middleware.js';
 import { checkPermissionSettings, type PermissionSettings } from './permissions.js';
+import { stopConditionProblem } from './stop-when.js';
 
 /** The largest tool result a tool may allow itself: half of Temporal's 2 MB payload limit. */
 const MAX_RESULT_BYTES = 1024 * 1024;
@@ -231,6 +233,27 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
    * stop_agent): each a monitor of its own, a child workflow, which reports back.
    */
   background?: BackgroundOptions;
+  /**
+   * Conditions checked after each turn's tool calls: when one holds, the run ends completed
+   * (with the last answer as its output). Plain JSON, recorded with the run's spec.
+   */
+  stopWhen?: StopCondition | StopCondition[];
+  /**
+   * When the model answers without tool calls: return input to continue the loop with it as the
+   * next user message, or nothing to let the answer stand. Runs on the worker (an activity, so its
+   * answer is recorded); bounded by maxTurns.
+   */
+  onTurnEnd?: (ctx: TurnEndContext) => string | undefined | void | Promise<string | undefined | void>;
+}
+
+export interface TurnEndContext {
+  agent: string;
+  turn: number;
+  /** The model's answer: its text, or the structured output as JSON. */
+  answer: string;
+  /** The run's context. */
+  context: JsonValue | undefined;
+  workflowId: string;
 }
 
 export interface BackgroundOptions {
@@ -262,6 +285,7 @@ export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | u
   readonly guardrails: ReadonlyMap<string, GuardrailDefinition>;
   /** The agent's handoffs by tool name (their `onHandoff` checks run on the worker). */
   readonly handoffs: ReadonlyMap<string, HandoffDefinition<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly onTurnEnd?: AgentOptions['onTurnEnd'];
 }
 
 const AGENT_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
@@ -297,6 +321,13 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       throw new Error(`Agent "${options.name}": stopAtTools names "${name}", which is not one of its tools.`);
     }
   }
+  const stopWhen = options.stopWhen === undefined ? [] : Array.isArray(options.stopWhen) ? options.stopWhen : [options.stopWhen];
+  for (const c of stopWhen) {
+    const problem = stopConditionProblem(c);
+    if (problem) throw new Error(`Agent "${options.name}": stopWhen: ${problem}, got ${JSON.stringify(c)}.`);
+    if ('toolCalled' in c && !tools.has(c.toolCalled)) throw new Error(`Agent "${options.name}": stopWhen names the tool "${c.toolCalled}", which is not one of its tools.`);
+  }
+  if (options.onTurnEnd !== undefined && typeof options.onTurnEnd !== 'function') throw new Error(`Agent "${options.name}": onTurnEnd must be a function.`);
   const checked = pipelineSettings(options, tools);
   const handoffs = handoffsOf(options, tools);
   const background = backgroundSpec(options, tools);
@@ -309,6 +340,7 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
     middleware: checked.middleware,
     guardrails: checked.guardrails,
     handoffs: handoffs.byTool,
+    ...(options.onTurnEnd && { onTurnEnd: options.onTurnEnd }),
     spec: {
       name: options.name,
       description: options.description ?? '',
@@ -331,6 +363,8 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       ...(options.maxDepth !== undefined && { maxDepth: wholeAtLeast(options.maxDepth, 0, `agent "${options.name}": maxDepth`) }),
       ...(background && { background }),
       ...(options.forwardSubAgentEvents && { forwardSubAgentEvents: true }),
+      ...(stopWhen.length > 0 && { stopWhen }),
+      ...(options.onTurnEnd && { continuesOnTurnEnd: true }),
     },
   };
 }

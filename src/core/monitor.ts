@@ -135,7 +135,10 @@ export interface MonitorState {
 }
 
 export interface MonitorResult {
+  kind: 'monitor';
   status: Exclude<MonitorStopReason, 'failed'>;
+  /** report_done's detail, or why it stopped: the same as `detail`, named as a plain run names it. */
+  output: string | null;
   /** report_done's detail, or why it stopped. */
   detail: string | null;
   turns: number;

@@ -109,6 +109,7 @@ export interface HandoffView {
 
 /** Result of the `agentRun` workflow. */
 export interface AgentRunResult<O = unknown> {
+  kind: 'run';
   status: Extract<RunStatus, 'completed' | 'max_turns' | 'blocked'>;
   /** The final answer: text, or the parsed structured output when the agent has an output schema. */
   output: O;
@@ -231,6 +232,10 @@ export type RunEvent = EventBase &
     | { type: 'hook.failed'; event: string; error: string; callId?: string }
     | { type: 'hook.context'; event: string; text: string }
     | { type: 'run.continued'; turns: number }
+    /** The agent's onTurnEnd gave input after an answer: the loop goes on with it as the next user message. */
+    | { type: 'turn.continued'; turn: number; input: string }
+    /** One of the agent's stopWhen conditions held after a turn's tool calls: the run ends completed. */
+    | { type: 'run.stop_condition'; turn: number; condition: string }
     | { type: 'run.finished'; status: RunStatus | MonitorStopReason; output?: unknown; error?: string }
     // A monitor's own events.
     | { type: 'monitor.turn'; turn: number; prompt: string; inbox: number }

@@ -168,4 +168,19 @@ export interface AgentActivities {
   runHooks(input: RunHooksInput): Promise<RunHooksResult>;
   approveCall(input: ApproveCallInput): Promise<ApproveCallResult>;
   resolveHandoff(input: ResolveHandoffInput): Promise<ResolveHandoffResult>;
+  turnEnd(input: TurnEndInput): Promise<TurnEndResult>;
+}
+
+/** The agent's onTurnEnd, asked when the model answered without tool calls. */
+export interface TurnEndInput {
+  agent: string;
+  spec: string;
+  turn: number;
+  answer: string;
+  context?: JsonValue;
+}
+
+/** `input`: the next user message, which continues the loop; absent: the answer stands. */
+export interface TurnEndResult {
+  input?: string;
 }

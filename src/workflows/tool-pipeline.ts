@@ -18,10 +18,7 @@ import { needsWorkerAfter, toolOf } from '../core/tool-gate.js';
 import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
 import { toolActivity } from './scheduling.js';
-import { backgroundStage } from './background.js';
-import { handoffStage } from './handoff.js';
-import { subAgentStage } from './sub-agents.js';
-import { blocked, gateStage } from './tool-gate.js';
+import { blocked } from './tool-gate.js';
 
 /** Calls the recorded spec alone shows to be wrong get an error result, without an activity. */
 const validate: ToolStage = {
@@ -35,8 +32,9 @@ const validate: ToolStage = {
 };
 
 function stagesFor(run: Run): ToolStage[] {
-  // A driver's own tools (a monitor's report_done) are answered before the gate: keel's own calls need no approval.
-  return [validate, ...run.stages, gateStage(run), handoffStage(run), subAgentStage(run, run.parent), backgroundStage(run)];
+  // The features' stages in their order: a driver's own tools (a monitor's report_done) come
+  // before the gate, because keel's own calls need no approval.
+  return [validate, ...run.stages()];
 }
 
 /**
