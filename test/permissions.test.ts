@@ -11,7 +11,7 @@ import {
   type PermissionMode,
   type PermissionRequest,
   type PermissionSettings,
-} from '../src/core/permissions.js';
+} from '../src/core/permissions/index.js';
 
 const bash = (command: string): PermissionRequest => ({ tool: 'Bash', arguments: { command }, readOnly: false });
 const read = (file_path: string): PermissionRequest => ({ tool: 'Read', arguments: { file_path }, readOnly: true });

@@ -4,7 +4,7 @@ import { parseModelName, type AgentSpec } from '../core/agent-spec.js';
 import { ErrorTypes } from '../core/errors.js';
 import type { ModelProvider } from '../core/model.js';
 import type { Approver } from '../core/approval.js';
-import { PERMISSION_MODES } from '../core/permissions.js';
+import { PERMISSION_MODES } from '../core/permissions/index.js';
 import type { AgentActivities, ResolveAgentInput, ResolveHandoffInput, ResolveHandoffResult } from '../workflows/activity-types.js';
 import { createChecks } from './checks.js';
 import { ConversationCache } from './conversation-cache.js';

@@ -3,7 +3,7 @@ import type { GuardrailNames } from './guardrails.js';
 import type { HandoffSpec } from './handoff.js';
 import type { HooksConfig } from './hooks.js';
 import type { JsonSchema } from './json-schema.js';
-import type { PermissionSettings } from './permissions.js';
+import type { PermissionSettings } from './permissions/index.js';
 
 /**
  * Retry policy for an activity, in the JSON form Temporal accepts.

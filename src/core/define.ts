@@ -26,7 +26,7 @@ import { checkHooksConfig, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
 import type { MiddlewareDefinition } from './middleware.js';
-import { checkPermissionSettings, type PermissionSettings } from './permissions.js';
+import { checkPermissionSettings, type PermissionSettings } from './permissions/index.js';
 import { stopConditionProblem } from './stop-when.js';
 
 /** The largest tool result a tool may allow itself: half of Temporal's 2 MB payload limit. */

@@ -6,7 +6,7 @@ import type { HandoffFilter } from './handoff.js';
 import type { JsonValue } from './json.js';
 import type { Message, ToolCall } from './messages.js';
 import type { MonitorStopReason } from './monitor.js';
-import type { PermissionMode } from './permissions.js';
+import type { PermissionMode } from './permissions/index.js';
 import type { Usage } from './usage.js';
 
 /** Where a run is. Also the value of the `KeelStatus` search attribute. */

@@ -6,7 +6,7 @@
  */
 import type { AgentSpec, ToolSpec } from './agent-spec.js';
 import { hooksFor } from './hooks.js';
-import { checkPermission, mostRestrictive, type PermissionDecision, type PermissionMode, type PermissionRequest, type PermissionVerdict } from './permissions.js';
+import { checkPermission, mostRestrictive, type PermissionDecision, type PermissionMode, type PermissionRequest, type PermissionVerdict } from './permissions/index.js';
 
 /** What one stage said about a call. */
 export interface StageVerdict {

@@ -6,7 +6,7 @@ import type { AgentSpec } from '../core/agent-spec.js';
 import type { ApprovalRequest } from '../core/approval.js';
 import type { Tripwire } from '../core/guardrails.js';
 import type { HookEvent } from '../core/hooks.js';
-import type { PermissionMode } from '../core/permissions.js';
+import type { PermissionMode } from '../core/permissions/index.js';
 import type { StageDecision } from '../core/tool-gate.js';
 import type { JsonValue } from '../core/json.js';
 import type { AssistantMessage, ToolCall, ToolResultMessage } from '../core/messages.js';

@@ -7,7 +7,7 @@ import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio
 import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
 import type { BackgroundReport } from '../core/background.js';
 import type { MonitorState } from '../core/monitor.js';
-import type { PermissionMode } from '../core/permissions.js';
+import type { PermissionMode } from '../core/permissions/index.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Message } from '../core/messages.js';
 import type { EventPage, RunEvent, RunState, TranscriptPage } from '../core/run.js';

@@ -8,7 +8,7 @@ import { condition } from '@temporalio/workflow';
 import type { AgentSpec, ToolSpec } from '../core/agent-spec.js';
 import { parseApprovalDecision, type ApprovalDecision, type DecisionSource, type PendingApproval } from '../core/approval.js';
 import { preview } from '../core/limits.js';
-import type { PermissionMode } from '../core/permissions.js';
+import type { PermissionMode } from '../core/permissions/index.js';
 import { schemaProblem } from '../core/schema-check.js';
 import type { Run } from './run-state.js';
 

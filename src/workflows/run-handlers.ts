@@ -4,7 +4,7 @@
  * clients read), and the worker-problem signal.
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
-import { PERMISSION_MODES } from '../core/permissions.js';
+import { PERMISSION_MODES } from '../core/permissions/index.js';
 import { approveSignal, approveUpdate, backgroundReportSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
 import type { Background } from './background.js';
