@@ -1,6 +1,7 @@
 /** Monitors: agents that schedule their own next turn and sleep durably between turns. */
 import { describe, expect, it } from 'vitest';
-import { defineAgent } from '../src/core/define.js';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../src/core/define.js';
 import type { RunEvent } from '../src/core/run.js';
 import type { RecordedRequest, ScriptStep } from './support/model-server.js';
 import { decode, eventTypes, historyOf } from './support/history.js';
@@ -9,6 +10,21 @@ import { until as waitUntil } from './support/until.js';
 
 const until = <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000) => waitUntil(read, ok, { timeoutMs, intervalMs: 100 });
 
+
+/** A tool that runs until the test lets it end: a turn that is running while the test acts. */
+let releaseLook!: () => void;
+const lookGate = { started: false, opened: new Promise<void>((resolve) => (releaseLook = resolve)) };
+const look = defineTool({
+  name: 'look',
+  description: 'Look at the disk.',
+  input: z.object({}),
+  readOnly: true,
+  execute: async () => {
+    lookGate.started = true;
+    await lookGate.opened;
+    return 'the disk is at 95%';
+  },
+});
 
 const watcher = (name: string, model: string) =>
   defineAgent({ name, instructions: 'Watch the disk.', model, modelSettings: { retry: { initialInterval: '100ms', maximumInterval: '200ms' } } });
@@ -22,6 +38,7 @@ const agents = [
   watcher('watch-retry', 'openai:mon-retry'),
   watcher('watch-long', 'openai:mon-long'),
   watcher('watch-stop', 'openai:mon-stop'),
+  defineAgent({ name: 'watch-inbox', instructions: 'Watch the disk.', model: 'openai:mon-inbox', tools: [look] }),
 ];
 
 const t = useKeel(agents);
@@ -89,6 +106,42 @@ describe('a monitor', () => {
     const woke = t.server.requests('mon-inject').at(-1)!;
     expect(lastUser(woke)).toContain('[Inbox]\n- the disk is 95% full\n\nlook again');
     expect(ofType(await monitor.events(), 'monitor.wake')).toEqual([expect.objectContaining({ cause: 'inject' })]);
+  });
+
+  it('a message injected while a turn runs, or while asleep, reaches the next turn and not the one after', async () => {
+    t.server.script('mon-inbox', (request) => {
+      if (!newTurn(request)) return { text: 'ok' };
+      const prompt = lastUser(request);
+      if (prompt === 'Watch the disk.') return { toolCalls: [{ id: 'look1', name: 'look', arguments: {} }] };
+      if (prompt.includes('the disk is 95% full')) return schedule({ delay_seconds: 3600, next_prompt: 'look again', reason: 'an hour' });
+      if (prompt.includes('the fan is loud')) return { text: 'noted the fan' };
+      return prompt === 'continue' ? done('inbox read once') : { text: `unexpected prompt: ${prompt}` };
+    });
+    const monitor = await t.keel.client.startMonitor('watch-inbox', 'Watch the disk.', { budgets: { maxTurns: 6 } });
+    // While turn 1 runs (its tool call holds it), a message comes; the turn goes on without it.
+    await until(() => lookGate.started, Boolean);
+    expect(await monitor.inject('the disk is 95% full')).toEqual({ queued: 1 });
+    await until(() => monitor.events(), (events) => ofType(events, 'monitor.injected').length === 1);
+    releaseLook();
+    // Turn 2 reads it and sleeps for an hour; a second message wakes it for turn 3.
+    const asleep = await until(() => monitor.status(), (s) => (s.phase === 'sleeping' && s.turns === 2) || !['running', 'sleeping'].includes(s.phase));
+    expect(asleep).toMatchObject({ phase: 'sleeping', turns: 2, inbox: 0 });
+    expect(await monitor.inject('the fan is loud')).toEqual({ queued: 1 });
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'inbox read once', turns: 4 });
+
+    // Each message in the prompt of the turn after it came, as a new inbox item, and in no later one.
+    expect(t.server.requests('mon-inbox').filter(newTurn).map(lastUser)).toEqual([
+      'Watch the disk.',
+      '[Inbox]\n- the disk is 95% full\n\ncontinue',
+      '[Inbox]\n- the fan is loud\n\nlook again',
+      'continue',
+    ]);
+    expect(ofType(await monitor.events(), 'monitor.turn').map((e) => e.inbox)).toEqual([0, 1, 1, 0]);
+    // The conversation still holds each message, once.
+    const seen = JSON.stringify(t.server.requests('mon-inbox').at(-1)!.body.messages);
+    expect(seen.split('the disk is 95% full')).toHaveLength(2);
+    expect(seen.split('the fan is loud')).toHaveLength(2);
+    expect(JSON.stringify(await monitor.transcript()).split('the disk is 95% full')).toHaveLength(2);
   });
 
   it('paused while asleep, stays asleep past its wake time; resumed, wakes', async () => {
