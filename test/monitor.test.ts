@@ -43,7 +43,6 @@ const agents = [
 
 const t = useKeel(agents);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const schedule = (args: Record<string, unknown>): ScriptStep => ({ toolCalls: [{ name: 'schedule_next_turn', arguments: args }] });
 const done = (detail: string): ScriptStep => ({ toolCalls: [{ name: 'report_done', arguments: { detail } }] });
 /** The last user text the model saw (its turn's prompt). */
@@ -154,8 +153,9 @@ describe('a monitor', () => {
     await monitor.pause();
     const held = await until(() => monitor.status(), (s) => s.phase === 'paused');
     const before = t.server.requests('mon-pause').length;
-    // Well past the wake time: still paused, no new turn.
-    await sleep(2_500);
+    // At its wake time the run says it stays paused (the event it emits where it would have woken):
+    // still paused after it, no new turn.
+    await until(() => monitor.events(), (events) => ofType(events, 'monitor.paused').length > 0);
     expect(await monitor.status()).toMatchObject({ phase: 'paused', turns: held.turns });
     expect(t.server.requests('mon-pause')).toHaveLength(before);
     expect(await monitor.run.describe()).toMatchObject({ status: 'paused' });
@@ -344,9 +344,12 @@ describe('running long', () => {
     // Messages sent while it runs and continues as new, one after the other.
     const sent: string[] = [];
     for (let i = 0; i < 6; i++) {
+      // (A query may fail for a moment while the run continues as new.)
+      const { turns } = await waitUntil(() => monitor.status(), () => true, { retryErrors: true });
       await monitor.inject(`note ${i}`);
       sent.push(`note ${i}`);
-      await sleep(100);
+      // The next one once a turn has passed: they reach different turns and executions.
+      await waitUntil(() => monitor.status(), (s) => s.turns > turns, { retryErrors: true, intervalMs: 50 });
     }
     const result = await monitor.result();
     expect(result).toMatchObject({ status: 'completed', detail: 'all notes read' });
@@ -390,7 +393,6 @@ describe('running long', () => {
     const monitor = await first.client.startMonitor('watch-long', 'Sleep a little.');
     const asleep = await until(() => monitor.status(), (s) => s.phase === 'sleeping');
     await first.stop();
-    await sleep(1_000);
     const second = await startKeel({ agents, providers: providersFor(t.server), taskQueue });
     try {
       const handle = second.client.getMonitor(monitor.workflowId);
