@@ -11,7 +11,7 @@ import type { PendingApproval } from '../src/core/approval.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import type { RunEvent } from '../src/core/run.js';
 import { runCommand } from './support/cli.js';
-import { eventTypes, historyOf } from './support/history.js';
+import { activityEvents, eventTypes, historyOf } from './support/history.js';
 import { providersFor, startKeel, TEMPORAL_ADDRESS, useKeel } from './support/keel.js';
 import { until as waitUntil } from './support/until.js';
 
@@ -203,7 +203,11 @@ describe('a call that requires approval', () => {
     expect(pending.map((p) => p.callId).sort()).toEqual(['d1', 'd2']);
     // The second decided first: nothing runs until the first call (in the model's order) is decided.
     expect(await run.deny('d2', 'prod is frozen')).toEqual({ callId: 'd2', decision: 'deny', pending: 1 });
-    await new Promise((r) => setTimeout(r, 500));
+    // The Update's completion is recorded with the workflow task that took the decision, together
+    // with whatever that task started: no tool call.
+    const history = await historyOf(run);
+    expect(eventTypes(history)).toContain('WORKFLOW_EXECUTION_UPDATE_COMPLETED');
+    expect(activityEvents(history).filter((a) => a.type === 'toolCall')).toEqual([]);
     expect((await run.status()).status).toBe('awaiting_approval');
     expect((await run.pending()).map((p) => p.callId)).toEqual(['d1']);
     await run.approve('d1');
@@ -350,8 +354,12 @@ describe('durability', () => {
 
     // No worker: the decision is accepted by the server and waits in history (a Signal: an
     // Update needs a worker to validate it).
-    await t.keel.client.getHandle(run.workflowId).signalDecision({ callId: 'd1', decision: 'allow' });
-    await new Promise((r) => setTimeout(r, 1_000));
+    const waiting = t.keel.client.getHandle(run.workflowId);
+    await waiting.signalDecision({ callId: 'd1', decision: 'allow' });
+    const types = eventTypes(await historyOf(waiting));
+    expect(types).toContain('WORKFLOW_EXECUTION_SIGNALED');
+    // No workflow task has taken it yet, so nothing ran.
+    expect(types.slice(types.lastIndexOf('WORKFLOW_EXECUTION_SIGNALED'))).not.toContain('WORKFLOW_TASK_COMPLETED');
     expect(effects.get(run.workflowId)).toBeUndefined();
 
     const second = await startKeel({ agents: [ops], providers: providersFor(server), taskQueue });

@@ -79,7 +79,16 @@ const watchfulLead = defineAgent({
   },
 });
 
-const t = useKeel([lead, parallelLead, researcher, recursive, watchfulLead]);
+/** Two levels above the researcher: its sub-agent, the lead, has the researcher as its own. */
+const chief = defineAgent({
+  name: 'chief',
+  instructions: 'You run the department.',
+  model: 'openai:chief-model',
+  modelSettings: retry,
+  subAgents: [lead],
+});
+
+const t = useKeel([lead, parallelLead, researcher, recursive, watchfulLead, chief]);
 
 const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e) => e.type === type) as Extract<RunEvent, { type: T }>[];
 
@@ -183,6 +192,38 @@ describe('sub-agents as tools', () => {
     expect(await run.result()).toMatchObject({ status: 'completed', output: 'Published by the team.' });
     expect(effects).toEqual(['published water boils at 100']);
     expect((await run.status()).pending).toBeUndefined();
+  });
+
+  it('an approval two levels down is listed on the root and decided by a plain approve Signal sent to the root', async () => {
+    t.server.reset();
+    effects.length = 0;
+    t.server.script('chief-model', [
+      { toolCalls: [{ id: 'k1', name: 'lead', arguments: { input: 'Have the team publish.' } }] },
+      { text: 'The department published.' },
+    ]);
+    t.server.script('lead-model', [
+      { toolCalls: [{ id: 'c1', name: 'researcher', arguments: { input: 'Find and publish.' } }] },
+      { text: 'Published by the team.' },
+    ]);
+    t.server.script('researcher-model', [{ toolCalls: [{ id: 'pub2', name: 'publish', arguments: { text: 'ice melts at 0' } }] }, { text: 'done' }]);
+    const run = await t.keel.client.start('chief', 'Publish a finding, through your lead.');
+    const lead = `${run.workflowId}/lead-k1`;
+    const grandchild = `${lead}/researcher-c1`;
+    // The root's status query lists the call its grandchild waits on.
+    const status = await until(() => run.status(), (s) => (s.pending?.length ?? 0) > 0);
+    expect(status).toMatchObject({ status: 'awaiting_approval', pending: [expect.objectContaining({ callId: 'pub2', tool: 'publish', run: grandchild })] });
+    expect(effects).toEqual([]);
+
+    // A plain Signal, as any Temporal client sends it (no Update, no keel client), to the root only.
+    await t.keel.env.client.workflow.getHandle(run.workflowId).signal('approve', { callId: 'pub2', decision: 'allow' });
+    // Decided at the root, the call runs two levels down and the root completes with the answer.
+    const finished = await until(() => run.status(), (s) => s.status !== 'running' && s.status !== 'awaiting_approval', 30_000);
+    expect(finished).toMatchObject({ status: 'completed' });
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'The department published.' });
+    expect(effects).toEqual(['published ice melts at 0']);
+    expect(JSON.stringify(t.server.requests('researcher-model')[1]!.body.messages)).toContain('published');
+    const decided = ofType(await t.keel.client.getHandle(grandchild).events(), 'approval.decided');
+    expect(decided).toEqual([expect.objectContaining({ callId: 'pub2', decision: 'allow', by: 'signal' })]);
   });
 
   it('cancelling the parent cancels its children', async () => {
