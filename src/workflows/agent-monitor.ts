@@ -127,7 +127,7 @@ class Monitor {
 
   carry(run: Run): MonitorCarried {
     return {
-      run: run.carry(),
+      run: run.carry({ view: true }),
       turns: this.turns,
       cost: this.cost,
       startedAt: this.startedAt,
