@@ -92,6 +92,17 @@ export interface ContinuedState {
   handoffView?: HandoffView;
   /** The background agents the run started and the reports not yet read. */
   background?: BackgroundState;
+  /**
+   * Messages of earlier executions that the next model turn needs (a monitor's goal and
+   * compacted view), so that reading them never walks the chain of executions.
+   */
+  carried?: MessageSegment[];
+}
+
+/** Messages `start..start + messages.length - 1` of a run. */
+export interface MessageSegment {
+  start: number;
+  messages: Message[];
 }
 
 export interface BackgroundState {

@@ -94,7 +94,7 @@ export class Monitor {
 
   carry(run: Run): MonitorCarried {
     return {
-      run: run.carry(),
+      run: run.carry({ view: true }),
       turns: this.turns,
       cost: this.cost,
       startedAt: this.startedAt,

@@ -11,7 +11,7 @@ import type { JsonValue } from '../core/json.js';
 import { pageWithin } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
 import type { ToolSpec } from '../core/agent-spec.js';
-import type { ContinuedState, EventPage, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
 import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
@@ -40,6 +40,8 @@ export class Run {
   /** The messages this execution holds: `messages[i]` is message `firstMessage + i` of the run. */
   private readonly messages: Message[];
   readonly firstMessage: number;
+  /** Messages of earlier executions this one was handed on (a monitor's view), by index. */
+  private readonly handed = new Map<number, Message>();
   readonly log: EventLog;
   turns: number;
   usage: Usage;
@@ -74,6 +76,7 @@ export class Run {
     this.agentHash = this.record(this.agent);
     this.messages = held.messages ? [...held.messages] : [];
     this.firstMessage = held.messages ? 0 : (carried.messages ?? 0);
+    for (const segment of carried.carried ?? []) segment.messages.forEach((m, i) => this.handed.set(segment.start + i, m));
     this.log = new EventLog(held.events ?? [], carried.lastSeq ?? 0);
     this.turns = carried.turns ?? 0;
     this.usage = carried.usage ?? zeroUsage();
@@ -125,6 +128,7 @@ export class Run {
     const agent = carried.specs.find((s) => s.name === carried.agent) ?? carried.specs[0]!;
     // The worker's cached conversation of the earlier execution is this one's.
     if (previous) conversation.continued(previous);
+    if (carried.carried?.length) conversation.carried(carried.carried);
     return new Run(agent, carried.context, carried, features).attachFeatures();
   }
 
@@ -234,8 +238,13 @@ export class Run {
     };
   }
 
-  /** What the next execution needs: references and counters, not the conversation. */
-  carry(): ContinuedState {
+  /**
+   * What the next execution needs: references and counters, not the conversation; with `view`
+   * (a driver whose model sees a view bounded by a budget: a monitor), also the messages of that
+   * view, so that the next turn reads them from the new execution alone.
+   */
+  carry(options: { view?: boolean } = {}): ContinuedState {
+    const carried = options.view ? this.carriedView() : [];
     return {
       agent: this.agent.name,
       specs: [...this.specs.values()],
@@ -250,8 +259,38 @@ export class Run {
       ...(this.approvals.mode !== (this.agent.permissions?.mode ?? 'default') && { permissionMode: this.approvals.mode }),
       ...(this.approvals.remembered.length > 0 && { remembered: [...this.approvals.remembered] }),
       ...Object.assign({}, ...this.features.map((f) => f.carry?.() ?? {})),
+      ...(carried.length > 0 && { carried }),
     };
   }
+
+  /** The model's view (the first message, then from `viewFrom` on), as segments; none past CARRY_CHARS. */
+  private carriedView(): MessageSegment[] {
+    const count = this.messageCount;
+    const wanted = this.viewFrom > 0 ? [0, ...range(this.viewFrom, count)] : range(0, count);
+    const segments: MessageSegment[] = [];
+    let chars = 0;
+    for (const i of wanted) {
+      const m = i >= this.firstMessage ? this.messages[i - this.firstMessage] : this.handed.get(i);
+      if (!m) continue;
+      chars += JSON.stringify(m).length;
+      if (chars > CARRY_CHARS) return [];
+      const last = segments.at(-1);
+      if (last && last.start + last.messages.length === i) last.messages.push(m);
+      else segments.push({ start: i, messages: [m] });
+    }
+    return segments;
+  }
+}
+
+/**
+ * At most this much of a view is carried (its JSON, in characters; a monitor's default budget
+ * is 200,000; within 2 MB, the payload limit, whatever the characters): past it the model activity
+ * reads the view from the earlier executions instead.
+ */
+const CARRY_CHARS = 500_000;
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 }
 
 function previousRun(): { previousRunId?: string } {
