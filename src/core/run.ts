@@ -131,8 +131,9 @@ export interface AgentRunResult<O = unknown> {
   blocked?: Tripwire;
 }
 
-/** Answer of the `status` query. */
+/** Answer of the `status` query: the shape every kind of run shares (a monitor's adds its own fields). */
 export interface RunState {
+  kind: 'run';
   /** The agent in charge. */
   agent: string;
   status: RunStatus;

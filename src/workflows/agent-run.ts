@@ -34,7 +34,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     },
     onEnd: (status) => upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]),
   });
-  setHandler(statusQuery, () => life.run?.state() ?? { agent: typeof input?.agent === 'string' ? input.agent : '', status: 'running', turns: 0, usage: zeroUsage(), messages: 0, lastSeq: 0 });
+  setHandler(statusQuery, () => life.run?.state() ?? { kind: 'run', agent: typeof input?.agent === 'string' ? input.agent : '', status: 'running', turns: 0, usage: zeroUsage(), messages: 0, lastSeq: 0 });
   try {
     checkInput(input);
     const opened = await life.open();

@@ -118,8 +118,12 @@ export class Monitor {
 
   state(run: Run | undefined): MonitorState {
     return {
+      kind: 'monitor',
       agent: run?.agent.name ?? this.input?.agent ?? '',
+      status: this.phase,
       phase: this.phase,
+      messages: run?.messageCount ?? 0,
+      lastSeq: run?.log.lastSeq ?? 0,
       nextWakeAt: this.nextWakeAt !== null ? new Date(this.nextWakeAt).toISOString() : null,
       wakeReason: this.wakeReason,
       turns: this.turns,

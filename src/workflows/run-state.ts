@@ -209,6 +209,7 @@ export class Run {
 
   state(): RunState {
     return {
+      kind: 'run',
       agent: this.agent.name,
       status: this.status,
       turns: this.turns,
