@@ -141,6 +141,17 @@ const unseen: Row[] = [
   ['echo $(', 'ask', 'a line that does not parse'],
 ];
 
+const nested = (n: number, inner: string) => `echo ${'$('.repeat(n)}${inner}${')'.repeat(n)}`;
+const shellIn = (n: number, inner: string): string => (n === 0 ? inner : shellIn(n - 1, `bash -c ${JSON.stringify(inner)}`));
+const limits: Row[] = [
+  [nested(10, 'rm -rf x'), 'deny', 'ten substitutions deep'],
+  [nested(20, 'rm -rf x'), 'ask', 'past the depth it follows'],
+  [nested(5000, 'rm -rf x'), 'ask', 'built to overflow a parser: a line it cannot see, not a failed workflow task'],
+  [shellIn(12, 'rm -rf x'), 'ask', 'shells nested past the depth it follows'],
+  [`echo ${'a'.repeat(50_001)} && rm -rf x`, 'deny', 'too long to parse: the plain split still finds rm'],
+  [`echo ${'a'.repeat(50_001)}`, 'ask', 'too long to parse'],
+];
+
 const benign: Row[] = [
   ['echo ok', 'allow'],
   ['echo rm', 'allow', 'rm is an argument'],
@@ -161,9 +172,10 @@ const benign: Row[] = [
 const decide = (settings: PermissionSettings, request: PermissionRequest) => checkPermission(settings, request).decision;
 
 describe('Bash rules against hostile commands', () => {
-  const classes = { substitutions, shells, wrappers, names, structure, unseen, benign };
+  const classes = { substitutions, shells, wrappers, names, structure, unseen, limits, benign };
   for (const [name, rows] of Object.entries(classes)) {
-    it.each(rows)(`${name}: %j → %s`, (command, expected) => {
+    // Long inputs are shown cut short in the test's name.
+    it.each(rows.map(([command, expected]) => [command.length > 80 ? `${command.slice(0, 80)}…` : command, expected, command] as const))(`${name}: %j → %s`, (_, expected, command) => {
       expect(decide(bashSettings, bash(command))).toBe(expected);
     });
   }

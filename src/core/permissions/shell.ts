@@ -15,7 +15,7 @@
  * a workflow must be the same on replay.
  */
 
-import { forEachChild, parse, type Assignment, type ParsedScript, type Redirection, type SyntaxNode, type Word } from 'unbash';
+import { forEachChild, parse, type Assignment, type Redirection, type SyntaxNode, type Word } from 'unbash';
 
 /** One command the line runs. */
 export interface SeenCommand {
@@ -35,42 +35,54 @@ export interface CommandLine {
   blind: string[];
 }
 
-/** How deep `bash -c "sh -c '...'"` and substitutions inside them are followed. */
+/** How deep `bash -c "sh -c '...'"` (and eval, env -S, watch) are followed. */
 const MAX_DEPTH = 8;
+/** Longer lines are not parsed (parsing stays well within a workflow task's time). */
+const MAX_LENGTH = 50_000;
+/** How deep substitutions in substitutions are followed (each level costs a parse of the rest). */
+const MAX_NESTING = 16;
 
 /** Parse a command line; the result is a pure function of the text. */
 export function analyzeCommand(line: string): CommandLine {
   const out: CommandLine = { commands: [], blind: [] };
-  see(line, 0, out);
+  if (line.length > MAX_LENGTH) {
+    unseen(out, `a line longer than ${MAX_LENGTH} characters, which it does not parse`);
+    return out;
+  }
+  try {
+    see(line, 0, out);
+  } catch (err) {
+    // The parser resolves parts lazily, while the tree is walked: whatever it throws (a stack
+    // overflow on input built to cause one) is a line it cannot see, never a failed workflow task.
+    unseen(out, `a line the parser fails on (${(err as Error).message})`);
+  }
   return out;
 }
 
 function see(source: string, depth: number, out: CommandLine): void {
   if (depth > MAX_DEPTH) {
-    out.blind.push(`shells nested more than ${MAX_DEPTH} deep`);
+    unseen(out, `shells nested more than ${MAX_DEPTH} deep`);
     return;
   }
-  let script: ParsedScript;
-  try {
-    script = parse(source);
-  } catch (err) {
-    out.blind.push(`a line the parser fails on (${(err as Error).message})`);
-    return;
-  }
-  visit(script, source, depth, out);
+  visit(parse(source), source, depth, 0, out);
 }
 
-function visit(node: SyntaxNode, source: string, depth: number, out: CommandLine): void {
+function visit(node: SyntaxNode, source: string, depth: number, nesting: number, out: CommandLine): void {
   switch (node.type) {
     case 'Script':
       // A script decoded from escaped backticks carries its own source; its positions index it.
       if (node.source !== undefined) source = node.source;
-      if (node.errors?.length) out.blind.push(`a part that does not parse (${node.errors[0]!.message})`);
+      if (node.errors?.length) unseen(out, `a part that does not parse (${node.errors[0]!.message})`);
       break;
     case 'CommandExpansion':
     case 'ProcessSubstitution':
     case 'ArithmeticCommandExpansion':
-      if (node.script === undefined) out.blind.push(`a substitution it cannot parse (${node.text})`);
+      // Checked before the script is touched: each level is parsed when first read.
+      if (++nesting > MAX_NESTING) {
+        unseen(out, `substitutions nested more than ${MAX_NESTING} deep`);
+        return;
+      }
+      if (node.script === undefined) unseen(out, `a substitution it cannot parse (${quote(node.text)})`);
       break;
     case 'Command': {
       // A command without a name (`A=1`, `> file`) runs nothing; what it expands is visited below.
@@ -78,7 +90,7 @@ function visit(node: SyntaxNode, source: string, depth: number, out: CommandLine
       break;
     }
   }
-  forEachChild(node, (child) => visit(child, source, depth, out));
+  forEachChild(node, (child) => visit(child, source, depth, nesting, out));
 }
 
 type Arg = Word | Assignment;
@@ -112,7 +124,7 @@ function runs(words: readonly Arg[], text: string, source: string, depth: number
   const name = words[0]!;
   if (!plain(name)) {
     out.commands.push({ text, forms: [] });
-    out.blind.push(`a command named by "${name.text}", known only when it runs`);
+    unseen(out, `a command named by ${quote(name.text)}, known only when it runs`);
     return;
   }
   const values = words.map(valueOf);
@@ -128,7 +140,7 @@ function runs(words: readonly Arg[], text: string, source: string, depth: number
   const script = (arg: Arg | undefined, what: string) => {
     if (arg === undefined) return;
     if (plain(arg)) see(valueOf(arg), depth + 1, out);
-    else out.blind.push(`${what} given as "${arg.text}", known only when it runs`);
+    else unseen(out, `${what} given as ${quote(arg.text)}, known only when it runs`);
   };
 
   if (SHELLS.has(base)) {
@@ -140,12 +152,12 @@ function runs(words: readonly Arg[], text: string, source: string, depth: number
   switch (base) {
     case 'eval':
       // Its words joined are a script: look into it when they are plain, but never vouch for it.
-      out.blind.push('eval, which runs a string as a script');
+      unseen(out, 'eval, which runs a string as a script');
       if (args.length > 0 && args.every(plain)) see(args.map(valueOf).join(' '), depth + 1, out);
       return;
     case 'source':
     case '.':
-      out.blind.push(`${base}, which runs the commands of a file`);
+      unseen(out, `${base}, which runs the commands of a file`);
       return;
     case 'command': {
       const at = afterOptions(args, { flags: 'pvV' });
@@ -163,7 +175,7 @@ function runs(words: readonly Arg[], text: string, source: string, depth: number
       if (args.slice(0, at).some((a) => /^(-[a-zA-Z]*x|--exec)$/.test(valueOf(a)))) return inner(at);
       if (at >= args.length) return;
       if (args.slice(at).every(plain)) see(args.slice(at).map(valueOf).join(' '), depth + 1, out);
-      else out.blind.push('watch given words known only when it runs');
+      else unseen(out, 'watch given words known only when it runs');
       return;
     }
     case 'su': {
@@ -173,7 +185,7 @@ function runs(words: readonly Arg[], text: string, source: string, depth: number
       });
       if (at === undefined) return unknownOption(base, out);
       const command = args.slice(0, at).some((a) => /^(-[a-zA-Z]*c|--command=?|--session-command=?)/.test(valueOf(a)));
-      if (!command) out.blind.push('su without -c, which runs a shell that reads its commands from standard input');
+      if (!command) unseen(out, 'su without -c, which runs a shell that reads its commands from standard input');
       return;
     }
     case 'env': {
@@ -192,7 +204,7 @@ function runs(words: readonly Arg[], text: string, source: string, depth: number
       let i = at;
       while (i < args.length && (args[i]!.type === 'Assignment' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(valueOf(args[i]!)))) i++;
       if (i >= args.length && args.slice(0, at).some((a) => /^-[a-zA-Z]*[si]|^--(shell|login)$/.test(valueOf(a)))) {
-        out.blind.push(`${base} opening a shell that reads its commands from standard input`);
+        unseen(out, `${base} opening a shell that reads its commands from standard input`);
       }
       return inner(i);
     }
@@ -211,8 +223,18 @@ function basename(name: string): string {
   return slash === -1 || slash === trimmed.length - 1 ? trimmed : trimmed.slice(slash + 1);
 }
 
+/** Note what the parser cannot see, once. */
+function unseen(out: CommandLine, why: string): void {
+  if (!out.blind.includes(why)) out.blind.push(why);
+}
+
+/** A piece of the line, quoted, cut short: reasons are read by people and recorded in events. */
+function quote(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
+
 function unknownOption(command: string, out: CommandLine): void {
-  out.blind.push(`a ${command} option it does not know, so not which command ${command} runs`);
+  unseen(out, `a ${command} option it does not know, so not which command ${command} runs`);
 }
 
 // ---- shells ----
@@ -262,7 +284,7 @@ function shell(name: string, args: readonly Arg[], out: CommandLine, script: (ar
   }
   // Otherwise it runs a script file: the command as written is all a rule can name.
   if (!stdin && i < args.length) return false;
-  out.blind.push(`${name} reading its commands from standard input`);
+  unseen(out, `${name} reading its commands from standard input`);
   return true;
 }
 
