@@ -427,6 +427,13 @@ describe('remembered rules', () => {
     again(edit('../other/a.ts'), edit('../other/b.ts'));
     again(read('~/.zshrc'), read('~/.bashrc'));
     again(read('/etc/hosts'), read('/etc/passwd'));
+    // Glob characters in a path are escaped: the rule names that file only.
+    again(read('./a[1]/b{c,d}?.ts'), read('./a1/bc?.ts'));
+    again(edit('src/*.ts'), edit('src/a.ts'));
+    // A line the parser cannot see all of is allowed again by its exact rule only; another asks.
+    const agent = [rememberRule(bash('eval "$(ssh-agent -s)"'))];
+    expect(checkPermission(project, bash('eval "$(ssh-agent -s)"'), { remembered: agent }).decision).toBe('allow');
+    expect(checkPermission(project, bash('eval "$(ssh-agent -k)"'), { remembered: agent }).decision).toBe('ask');
     again(fetchUrl('https://example.com/a'), fetchUrl('https://docs.example.com/a'));
     again(custom('deploy', 'stag*ing'), custom('deploy', 'stag-x-ing'));
     again({ tool: 'Bash', arguments: {}, readOnly: false }, bash('ls'));
