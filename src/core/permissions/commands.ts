@@ -6,7 +6,9 @@
 /**
  * The simple commands of a command line: split on `&&`, `||`, `;`, `|`, `&` and newlines
  * outside quotes, so `echo "a && b"` stays one part. Redirections such as `2>&1` and `&>` are
- * not separators. This is no shell parser: deny rules on Bash are a guard, not a sandbox.
+ * not separators. This is no shell parser (`shell.ts` is what finds the commands a line runs):
+ * deny and ask rules also match its parts, so a line it and the parser read differently is
+ * held by either reading.
  */
 export function splitCommand(command: string): string[] {
   const parts: string[] = [];
@@ -49,11 +51,6 @@ export function splitCommand(command: string): string[] {
   }
   cut();
   return parts;
-}
-
-// Command and process substitutions run commands no rule looked at: wildcards do not allow them.
-export function hasSubstitution(part: string): boolean {
-  return /\$\(|`|<\(|>\(/.test(part);
 }
 
 export type Token = string | typeof STAR;

@@ -3,7 +3,7 @@
  * Pure: it runs inside workflow code, so paths are normalized and globs matched here.
  */
 
-import { escapeRegExp, STAR, tokenize } from './commands.js';
+import picomatch from 'picomatch/posix.js';
 import type { PermissionSettings } from './rules.js';
 
 /** Resolve `.` and `..` (never above the root) and collapse `//` in an absolute POSIX path. */
@@ -50,33 +50,40 @@ function anchor(pattern: string, settings: PermissionSettings): string | undefin
 
 /**
  * gitignore-like: `*` matches within one segment, `**` any number of segments (`dir/**` also
- * matches `dir`), and a pattern that matches a directory matches everything inside it. The
- * path is already normalized, so `./src/../../etc/passwd` is judged where it really points.
+ * matches `dir`), `?` one character, `[abc]` and `[a-z]` one of a set, `{a,b}` either; `\`
+ * makes the next character literal. A pattern that matches a directory matches everything
+ * inside it. The path is already normalized, so `./src/../../etc/passwd` is judged where it
+ * really points. The glob is picomatch's, in its POSIX build (no `process` or `path`, so it
+ * runs in the workflow sandbox), with dot files matched like any other (gitignore does) and
+ * negation and extglobs off: `!` and `+(...)` are literal.
  */
 export function pathMatches(pattern: string, path: string, settings: PermissionSettings): boolean {
   const anchored = anchor(pattern, settings);
   if (anchored === undefined) return false;
-  const pat = normalizePath(anchored).split('/').filter(Boolean);
+  const glob = compiled(normalizePath(anchored));
   const segments = path.split('/').filter(Boolean);
   for (let n = segments.length; n >= 0; n--) {
-    if (matchSegments(pat, 0, segments.slice(0, n), 0)) return true;
+    if (glob.test(`/${segments.slice(0, n).join('/')}`)) return true;
   }
   return false;
 }
 
-function matchSegments(pat: readonly string[], i: number, path: readonly string[], j: number): boolean {
-  if (i === pat.length) return j === path.length;
-  if (pat[i] === '**') {
-    for (let k = j; k <= path.length; k++) if (matchSegments(pat, i + 1, path, k)) return true;
-    return false;
+const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, nonegate: true, noextglob: true };
+
+// Compiled globs by pattern: a pure cache (the same pattern always compiles the same), kept small.
+const globs = new Map<string, RegExp>();
+
+function compiled(pattern: string): RegExp {
+  let glob = globs.get(pattern);
+  if (glob === undefined) {
+    if (globs.size >= 256) globs.clear();
+    glob = picomatch.makeRe(pattern, GLOB_OPTIONS);
+    globs.set(pattern, glob);
   }
-  if (j === path.length) return false;
-  return segmentMatches(pat[i]!, path[j]!) && matchSegments(pat, i + 1, path, j + 1);
+  return glob;
 }
 
-function segmentMatches(pattern: string, name: string): boolean {
-  const source = tokenize(pattern)
-    .map((t) => (t === STAR ? '[^/]*' : escapeRegExp(t)))
-    .join('');
-  return new RegExp(`^${source}$`).test(name);
+/** Escape what a path pattern would read as a glob, so the path matches only itself. */
+export function escapeGlob(path: string): string {
+  return path.replace(/[\\*?[\]{}()!+@]/g, (c) => `\\${c}`);
 }

@@ -2,10 +2,16 @@
 
 import { PATH_TOOLS, type PermissionRequest, type PermissionSettings } from './rules.js';
 import { resolvePath } from './paths.js';
+import { analyzeCommand, type CommandLine } from './shell.js';
 
 export type Target =
-  | { kind: 'command'; command: string }
-  | { kind: 'path'; path: string }
+  /** A Bash command line, and what it runs as far as the parser sees. */
+  | { kind: 'command'; command: string; line: CommandLine }
+  /**
+   * A resolved path; `decoded`, the other places it points if its percent-escapes are decoded
+   * (`..%2f..%2fetc`): deny and ask rules match any of them, allow rules must match all.
+   */
+  | { kind: 'path'; path: string; decoded: string[] }
   /** A path that cannot be resolved (`~/` without a home): no rule about paths applies to it. */
   | { kind: 'unresolved' }
   | { kind: 'url'; host: string | undefined }
@@ -17,13 +23,19 @@ export function targetOf(settings: PermissionSettings, request: PermissionReques
   const cwd = settings.cwd ?? '/';
   if (request.tool === 'Bash') {
     const command = args.command;
-    return typeof command === 'string' && command.trim() !== '' ? { kind: 'command', command } : { kind: 'none' };
+    return typeof command === 'string' && command.trim() !== '' ? { kind: 'command', command, line: analyzeCommand(command) } : { kind: 'none' };
   }
   if (PATH_TOOLS.has(request.tool)) {
     const raw = pathArgument(request);
     if (raw === undefined) return { kind: 'none' };
     const path = resolvePath(raw, cwd, settings.home);
-    return path === undefined ? { kind: 'unresolved' } : { kind: 'path', path };
+    if (path === undefined) return { kind: 'unresolved' };
+    const decoded: string[] = [];
+    for (let text = decodeOnce(raw), n = 0; text !== undefined && n < 3; text = decodeOnce(text), n++) {
+      const other = resolvePath(text, cwd, settings.home);
+      if (other !== undefined && other !== path && !decoded.includes(other)) decoded.push(other);
+    }
+    return { kind: 'path', path, decoded };
   }
   if (request.tool === 'WebFetch') {
     const url = args.url;
@@ -49,4 +61,10 @@ function hostOf(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The text with its ASCII percent-escapes decoded (`%2e` is `.`), or undefined if it has none. */
+function decodeOnce(text: string): string | undefined {
+  const decoded = text.replace(/%([0-7][0-9a-fA-F])/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return decoded === text ? undefined : decoded;
 }
