@@ -8,6 +8,8 @@ import { patched } from '@temporalio/workflow';
 export const Patches = {
   /** Unknown tools and unparseable arguments answered in the workflow, without a tool activity. */
   ValidateInWorkflow: 'keel-validate-in-workflow',
+  /** An approval's edit with a field the tool does not take is refused (it was run with the field dropped). */
+  RefuseUnknownFields: 'keel-refuse-unknown-fields',
 } as const;
 
 export type Patch = (typeof Patches)[keyof typeof Patches];
