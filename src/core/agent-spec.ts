@@ -44,8 +44,17 @@ export interface ToolSpec {
   description: string;
   /** JSON Schema of the arguments, generated from the tool's zod schema. */
   parameters: JsonSchema;
-  /** Read-only tools of one turn run in parallel. */
+  /**
+   * The tool changes nothing: plan mode lets it run. Read-only calls may also run in parallel
+   * (`concurrent` defaults to it).
+   */
   readOnly: boolean;
+  /**
+   * Consecutive calls of a turn that are all concurrent run in parallel; any other call runs
+   * alone. Absent, it is `readOnly` (specs recorded before this field kept concurrency there).
+   * Recorded only when it differs from `readOnly`.
+   */
+  concurrent?: boolean;
   /** Start-to-close timeout of one attempt of the tool activity, in milliseconds. Default 60 s. */
   timeoutMs?: number;
   /** Retries of a tool that throws. Without it a throwing tool returns an error result at once. */

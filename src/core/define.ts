@@ -67,7 +67,14 @@ export interface ToolOptions<S extends z.ZodType> {
   description: string;
   input: S;
   execute(args: z.output<S>, ctx: ToolContext): unknown;
+  /** The tool changes nothing: plan mode lets it run, and its calls may run in parallel. Default false. */
   readOnly?: boolean;
+  /**
+   * Its calls may run in parallel with the other concurrent calls of a turn (consecutive ones, in
+   * the model's order). Default: `readOnly`. Only that: a concurrent tool that changes things is
+   * still denied in plan mode; `concurrent: false` makes a read-only tool run alone.
+   */
+  concurrent?: boolean;
   /** One attempt's limit: milliseconds or a string such as '30s' or '5 minutes'. Default 60 s. */
   timeout?: Duration;
   retry?: RetrySettings;
@@ -125,6 +132,7 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
       description: options.description,
       parameters: toJsonSchema(options.input, `tool "${options.name}"`),
       readOnly: options.readOnly ?? false,
+      ...(options.concurrent !== undefined && options.concurrent !== (options.readOnly ?? false) && { concurrent: options.concurrent }),
       ...(options.timeout !== undefined && { timeoutMs: durationMs(options.timeout, `tool "${options.name}": timeout`) }),
       ...(options.retry !== undefined && { retry: options.retry }),
       ...(options.heartbeatTimeout !== undefined && {
@@ -222,7 +230,11 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
    * under this run in the Temporal UI), without this run's conversation, and returns its answer.
    */
   subAgents?: (AgentDefinition<any> | AgentRef)[]; // eslint-disable-line @typescript-eslint/no-explicit-any
-  /** Sub-agent calls run one at a time (default), or in parallel with each other and read-only tools. */
+  /**
+   * Sub-agent calls run one at a time (default), or in parallel with each other and read-only
+   * tools. Only that: whether plan mode lets a sub-agent run depends on what it can do (read-only
+   * when it is given as an agent whose tools are all read-only and which hands off to nobody).
+   */
   concurrentSubAgents?: boolean;
   /** Add the sub-agents' events to this run's event log (`subagent.event`, with depth and call ID). */
   forwardSubAgentEvents?: boolean;
@@ -405,6 +417,10 @@ function subAgentTools(options: AgentOptions, tools: Map<string, ToolDefinition>
     const name = agent.name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
     if (tools.has(name) || handoffs.has(name)) throw new Error(`${where} has a tool named "${name}" besides its sub-agent "${agent.name}".`);
     const description = agent.kind === 'agent' && agent.spec.description ? agent.spec.description : `Ask the agent "${agent.name}" to do a task; it answers with its result.`;
+    // Read-only (plan mode lets it run) only when all it can do is read; parallel only when asked for,
+    // even then: one at a time by default, since sub-agents may have effects whose order matters.
+    const readOnly = subAgentReadOnly(agent);
+    const concurrent = options.concurrentSubAgents === true;
     return {
       name,
       description,
@@ -414,11 +430,21 @@ function subAgentTools(options: AgentOptions, tools: Map<string, ToolDefinition>
         required: ['input'],
         additionalProperties: false,
       },
-      // One at a time by default: sub-agents may have effects whose order matters.
-      readOnly: options.concurrentSubAgents === true,
+      readOnly,
+      ...(concurrent !== readOnly && { concurrent }),
       subAgent: agent.name,
     } as ToolSpec;
   });
+}
+
+/**
+ * A sub-agent changes nothing when it is given as an agent (a ref's tools are unknown here) whose
+ * tools are all read-only, its own sub-agents' included (by this rule), and which hands off to
+ * nobody (a handoff's tool is read-only, the agent it hands to need not be).
+ */
+function subAgentReadOnly(agent: AgentDefinition<any> | AgentRef): boolean { // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (agent.kind !== 'agent') return false;
+  return !agent.spec.handoffs?.length && agent.spec.tools.every((t) => t.readOnly);
 }
 
 /** The agent's handoffs: their tools for the model, what the spec records, the checks by tool. */

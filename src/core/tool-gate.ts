@@ -89,6 +89,11 @@ export function toolOf(spec: AgentSpec, name: string): ToolSpec | undefined {
   return spec.tools.find((t) => t.name === name);
 }
 
+/** Whether the tool's calls may run in parallel with other such calls: `concurrent`, else `readOnly` (recorded specs before `concurrent`). */
+export function runsConcurrently(tool: ToolSpec | undefined): boolean {
+  return tool ? (tool.concurrent ?? tool.readOnly) : false;
+}
+
 /** Tool input guardrails of a call: the agent's, then the tool's own. */
 export function toolGuardrails(spec: AgentSpec, toolName: string, kind: 'toolInput' | 'toolOutput'): string[] {
   return [...(spec.guardrails?.[kind] ?? []), ...(toolOf(spec, toolName)?.guardrails?.[kind] ?? [])];

@@ -10,6 +10,8 @@ export const Patches = {
   ValidateInWorkflow: 'keel-validate-in-workflow',
   /** Monitors get the run's start and end checks (input guardrails, SessionStart, UserPromptSubmit, SessionEnd). */
   MonitorRunChecks: 'keel-monitor-run-checks',
+  /** An approval's edit with a field the tool does not take is refused (it was run with the field dropped). */
+  RefuseUnknownFields: 'keel-refuse-unknown-fields',
 } as const;
 
 export type Patch = (typeof Patches)[keyof typeof Patches];

@@ -8,6 +8,7 @@ import { PERMISSION_MODES } from '../core/permissions/index.js';
 import { approveSignal, approveUpdate, backgroundReportSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
 import type { Background } from './background.js';
+import { refusal } from './approvals.js';
 import type { Run } from './run-state.js';
 
 export function registerRunHandlers(current: () => Run | undefined, background: Background): void {
@@ -27,8 +28,8 @@ export function registerRunHandlers(current: () => Run | undefined, background: 
     {
       validator: (decision) => {
         const run = current();
-        if (!run) throw new Error('The run has not started yet: no call is waiting for a decision.');
-        run.approvals.check(decision);
+        if (!run) throw refusal('The run has not started yet: no call is waiting for a decision.');
+        run.approvals.validate(decision);
       },
     },
   );
