@@ -21,7 +21,7 @@ import {
 } from './background.js';
 import type { GuardrailDefinition, GuardrailKind, GuardrailNames } from './guardrails.js';
 import type { MonitorBudgets } from './monitor.js';
-import { handoff, handoffParameters, handoffToolName, type AgentRef, type HandoffDefinition, type HandoffSpec } from './handoff.js';
+import { handoff, handoffToolName, type AgentRef, type HandoffDefinition, type HandoffSpec } from './handoff.js';
 import { checkHooksConfig, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
@@ -537,4 +537,12 @@ function durationMs(value: Duration, what: string): number {
     throw new Error(`${what} must be a positive duration (milliseconds, or a string such as '30s'), got ${JSON.stringify(value)}.`);
   }
   return ms;
+}
+
+/** The parameters of a handoff tool: its input schema, or no arguments. */
+export function handoffParameters(input: z.ZodType | undefined): JsonSchema {
+  if (!input) return { type: 'object', properties: {}, additionalProperties: false } as JsonSchema;
+  const json = z.toJSONSchema(input, { io: 'input', unrepresentable: 'throw' }) as JsonSchema;
+  delete (json as { $schema?: unknown }).$schema;
+  return json;
 }
