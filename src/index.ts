@@ -9,8 +9,8 @@ export type { GuardrailContext, GuardrailDefinition, GuardrailKind, GuardrailOpt
 export { defineMiddleware } from './core/middleware.js';
 export type { MiddlewareCall, MiddlewareDefinition, MiddlewareOptions, MiddlewareVerdict, ToolResultView } from './core/middleware.js';
 export type { ApprovalAnswer, ApprovalDecision, ApprovalReceipt, ApprovalRequest, Approver, PendingApproval } from './core/approval.js';
-export { PERMISSION_MODES } from './core/permissions.js';
-export type { PermissionDecision, PermissionMode, PermissionSettings } from './core/permissions.js';
+export { PERMISSION_MODES } from './core/permissions/index.js';
+export type { PermissionDecision, PermissionMode, PermissionSettings } from './core/permissions/index.js';
 export type { CommandHook, HookEvent, HookHandler, HookMatcher, HooksConfig, HttpHook } from './core/hooks.js';
 export { loadClaudeSettings } from './activities/claude-settings.js';
 export type { JsonValue } from './core/json.js';

@@ -142,6 +142,7 @@ describe.each([
     const result = await run.result();
 
     expect(result).toEqual({
+      kind: 'run',
       status: 'completed',
       output: 'The project prints hello.',
       usage: { inputTokens: 600, outputTokens: 60 },

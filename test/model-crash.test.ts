@@ -55,4 +55,34 @@ describe('a worker killed during a model call', () => {
     expect(modelTurns.map((a) => a.retriedAfter)).toEqual(['HEARTBEAT']);
     expect(modelTurns.map((a) => a.attempt)).toEqual([2]);
   });
+
+  it("reads the conversation on the first attempt after the kill, though the server's sticky queue still names the dead worker", async () => {
+    // With Temporal's default sticky queue timeout (10 s), a query of the run sent soon after the
+    // kill goes to the dead worker's sticky queue, and the server answers it after 9 s with "no
+    // poller seen for task queue recently" instead of trying another worker: the model activity
+    // must not need that query.
+    server.script(MODEL_CRASH_MODEL, [{ fault: 'hang' }, { text: 'survived' }]);
+    const before = server.requests(MODEL_CRASH_MODEL).length;
+    const taskQueue = `model-crash-${randomUUID().slice(0, 8)}`;
+    const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+    cleanup.push(() => env.teardown());
+    const client = new AgentClient({ client: env.client, taskQueue });
+
+    const doomed = spawnWorker(taskQueue, server.url, cleanup, { KEEL_STICKY_TIMEOUT: 'default' });
+    await doomed.waitFor(/worker ready/);
+    const run = await client.start('model-crash-test', 'Think hard.');
+    await expect.poll(() => server.requests(MODEL_CRASH_MODEL).length, { timeout: 30_000 }).toBe(before + 1);
+
+    // The worker that takes over never ran the run: its cache of the conversation is empty.
+    const rescuer = await startKeel({ agents: [modelCrashAgent], providers: providersFor(server), taskQueue });
+    cleanup.push(() => rescuer.stop());
+    doomed.child.kill('SIGKILL');
+
+    expect(await rescuer.client.getHandle(run.workflowId).result()).toMatchObject({ status: 'completed', output: 'survived' });
+    // The first attempt after the kill (attempt 2) answered: it sent the model its request.
+    const modelTurns = activityEvents(await historyOf(rescuer.client.getHandle(run.workflowId))).filter((a) => a.type === 'modelTurn');
+    expect(modelTurns.map((a) => a.attempt)).toEqual([2]);
+    expect(server.requests(MODEL_CRASH_MODEL).length).toBe(before + 2);
+    // Two worker starts, a kill and the heartbeat timeout on a loaded machine: more than the default.
+  }, 120_000);
 });

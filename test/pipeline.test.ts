@@ -652,6 +652,7 @@ describe('guardrails', () => {
     t.server.script('guarded', [{ text: 'never asked' }]);
     const run = await t.keel.client.start('guarded', 'Do the forbidden thing.');
     expect(await run.result()).toEqual({
+      kind: 'run',
       status: 'blocked',
       output: null,
       usage: { inputTokens: 0, outputTokens: 0 },

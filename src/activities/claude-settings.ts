@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { checkPermissionSettings, type PermissionSettings } from '../core/permissions.js';
+import { checkPermissionSettings, type PermissionSettings } from '../core/permissions/index.js';
 import { checkHooksConfig, HOOK_EVENTS, type HookEvent, type HooksConfig, unsupportedHookReason } from '../core/hooks.js';
 
 interface ClaudePermissions {

@@ -3,7 +3,7 @@ import type { AgentSpec } from '../core/agent-spec.js';
 import type { AgentDefinition, ToolDefinition } from '../core/define.js';
 import { hookInput, hooksFor } from '../core/hooks.js';
 import type { MiddlewareCall, MiddlewareDefinition } from '../core/middleware.js';
-import type { PermissionMode } from '../core/permissions.js';
+import type { PermissionMode } from '../core/permissions/index.js';
 import { toolGuardrails } from '../core/tool-gate.js';
 import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';

@@ -20,6 +20,8 @@ export const ErrorTypes = {
   InvalidInput: 'KeelInvalidInput',
   /** The provider answered 200 with something that is not its API's answer, several times in a row. */
   MalformedResponse: 'KeelMalformedResponse',
+  /** The run refused a decision sent by the `approve` Update (its shape, its call, its edit): nothing changed; sending it again cannot help. */
+  ApprovalRejected: 'KeelApprovalRejected',
 } as const;
 
 /**
