@@ -29,8 +29,8 @@ import type { RunEvent } from '../src/core/run.js';
 import { keel } from './support/cli.js';
 import { useKeel } from './support/keel.js';
 import type { ScriptStep } from './support/model-server.js';
+import { until as waitUntil } from './support/until.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What each tool ran with, by workflow ID. */
 const ran = new Map<string, { tool: string; args: unknown }[]>();
@@ -100,15 +100,12 @@ async function start(model: string, prompt = 'Go.'): Promise<RunHandle> {
 
 /** Waits until the run has (at least) `n` calls waiting (also while another process starts it). */
 async function waiting(run: RunHandle, n = 1): Promise<PendingApproval[]> {
-  for (let i = 0; i < 200; i++) {
-    const pending = await run.pending().catch((e: Error) => {
+  const pending = () =>
+    run.pending().catch((e: Error) => {
       if (e.name === 'WorkflowNotFoundError') return [];
       throw e;
     });
-    if (pending.length >= n) return pending;
-    await sleep(100);
-  }
-  throw new Error(`${run.workflowId}: ${n} calls never waited`);
+  return waitUntil(pending, (p) => p.length >= n, { what: `${n} calls of ${run.workflowId} to wait`, timeoutMs: 30_000, intervalMs: 100 });
 }
 
 /** The tool results the model was sent in its last request. */
@@ -118,15 +115,8 @@ function toolResults(model: string): string[] {
 }
 
 /** Reads until `done` holds (visibility, for one, is eventually consistent). */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  let value = await read();
-  for (let i = 0; !done(value); i++) {
-    if (i >= 120) throw new Error(`still waiting for ${what}; last read: ${JSON.stringify(value)}`);
-    await sleep(250);
-    value = await read();
-  }
-  return value;
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> =>
+  waitUntil(read, done, { what, timeoutMs: 30_000, intervalMs: 250 });
 
 describe('keel pending, approve, deny', () => {
   it('keel pending lists the call with the commands to decide it; keel approve runs it and the run completes', async () => {

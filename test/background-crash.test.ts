@@ -9,6 +9,7 @@ import { providersFor, startKeel } from './support/keel.js';
 import { startModelServer, type ModelServer, type RecordedRequest } from './support/model-server.js';
 import { spawnWorker } from './support/spawn-worker.js';
 import { crewOverseer, crewWatcher } from './support/team-agents.js';
+import { until } from './support/until.js';
 
 let server: ModelServer;
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
@@ -57,8 +58,7 @@ describe('a worker killed while background agents run', () => {
     const parent = await starter.client.startMonitor('crew-overseer', 'Watch both gates.', { taskQueue });
 
     // Both watchers are in their slow model call: kill the worker.
-    const deadline = Date.now() + 30_000;
-    while (server.requests('crew-watcher-model').length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await until(() => server.requests('crew-watcher-model').length, (n) => n >= 2, { what: 'both watchers in their model call' });
     doomed.child.kill('SIGKILL');
 
     const rescuer = await startKeel({ agents: [crewOverseer, crewWatcher], providers: providersFor(server), taskQueue });

@@ -8,6 +8,7 @@ import { RunFailedError, type RunHandle } from '../src/client/agent-client.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { eventTypes, historyOf } from './support/history.js';
 import { useKeel } from './support/keel.js';
+import { until } from './support/until.js';
 
 /** What the tools did, as they saw it. */
 const seen: Record<string, { started?: number; aborted?: number; effect?: boolean; ended?: number }> = {};
@@ -59,11 +60,7 @@ const agents = [
 const t = useKeel(agents);
 
 async function waitFor(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(50);
-  }
+  await until(check, Boolean, { timeoutMs, intervalMs: 50 });
 }
 
 async function expectCancelled(run: RunHandle): Promise<string[]> {

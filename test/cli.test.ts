@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADDRESS, BIN, cliEnv, keel } from './support/cli.js';
+import { until } from './support/until.js';
 import { describeDemoModel, uiUrlFor } from '../src/client/cli/commands.js';
 import { DEFAULT_TASK_QUEUE as CLI_DEFAULT_TASK_QUEUE } from '../src/client/cli/common.js';
 import {
@@ -57,15 +58,12 @@ const uniqueQueue = (name: string) => `cli-${name}-${randomUUID().slice(0, 8)}`;
  * terminal waits for it. This approves it from another `keel` process as soon as it waits.
  */
 async function approvePostcard(workflowId: string): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    const { code, stdout } = await keel(['approve', workflowId, 'demo_postcard']);
-    if (code === 0) {
-      expect(stdout).toContain('allowed send_postcard (call demo_postcard)');
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`the postcard of ${workflowId} never waited for approval`);
+  const approved = await until(() => keel(['approve', workflowId, 'demo_postcard']), (r) => r.code === 0, {
+    what: `the postcard of ${workflowId} to wait for approval`,
+    timeoutMs: 45_000,
+    intervalMs: 250,
+  });
+  expect(approved.stdout).toContain('allowed send_postcard (call demo_postcard)');
 }
 
 describe('keel --help', () => {
@@ -193,12 +191,10 @@ describe('keel worker, run, status, show, list', () => {
 
   it('keel list shows the run', async () => {
     // Visibility is eventually consistent: give it a moment.
-    let stdout = '';
-    for (let i = 0; i < 20; i++) {
-      ({ stdout } = await keel(['list', '--agent', 'demo', '--limit', '50']));
-      if (stdout.includes(workflowId)) break;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    const { stdout } = await until(() => keel(['list', '--agent', 'demo', '--limit', '50']), (r) => r.stdout.includes(workflowId), {
+      what: 'the run in keel list',
+      intervalMs: 500,
+    });
     expect(stdout).toMatch(/^WORKFLOW ID\s+AGENT\s+STATUS\s+STARTED$/m);
     expect(stdout).toMatch(new RegExp(`^${workflowId}\\s+demo\\s+completed\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`, 'm'));
   });
@@ -229,12 +225,8 @@ describe('keel worker, run, status, show, list', () => {
     expect(stdout).toContain(`/namespaces/default/workflows/${id}`);
     // The worker finishes it, once its postcard is approved.
     await approvePostcard(id);
-    let status = '';
-    for (let i = 0; i < 40 && !/status\s+completed/.test(status); i++) {
-      ({ stdout: status } = await keel(['status', id]));
-      if (!/status\s+completed/.test(status)) await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(status).toMatch(/status\s+completed/);
+    const status = await until(() => keel(['status', id]), (r) => /status\s+completed/.test(r.stdout), { what: 'keel status to say completed', intervalMs: 250 });
+    expect(status.stdout).toMatch(/status\s+completed/);
   });
 
   it('an unknown agent fails at once with the error naming the known agents (exit 1)', async () => {

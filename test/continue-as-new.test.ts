@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { decode, historyOf } from './support/history.js';
 import { providersFor, startKeel, useKeel } from './support/keel.js';
+import { until } from './support/until.js';
 
 const BIG = 60 * 1024;
 
@@ -86,15 +87,18 @@ describe('continue-as-new', () => {
     const client = t.keel.env.client;
     const query = `WorkflowId = '${run.workflowId}'`;
     // Visibility is eventually consistent: wait until every execution of the chain is listed.
-    let executions: { status: string; keel: unknown }[] = [];
-    for (let i = 0; i < 50; i++) {
-      executions = [];
+    const listExecutions = async () => {
+      const found: { status: string; keel: unknown }[] = [];
       for await (const info of client.workflow.list({ query })) {
-        executions.push({ status: info.status.name, keel: info.searchAttributes?.KeelStatus?.[0] });
+        found.push({ status: info.status.name, keel: info.searchAttributes?.KeelStatus?.[0] });
       }
-      if (executions.length >= 3 && executions.some((e) => e.status === 'COMPLETED' && e.keel === 'completed')) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return found;
+    };
+    const executions = await until(
+      listExecutions,
+      (found) => found.length >= 3 && found.some((e) => e.status === 'COMPLETED' && e.keel === 'completed'),
+      { what: 'every execution of the chain listed', intervalMs: 100 },
+    );
     const continuedAsNew = executions.filter((e) => e.status === 'CONTINUED_AS_NEW');
     expect(continuedAsNew.length).toBeGreaterThanOrEqual(2);
     expect(continuedAsNew.every((e) => e.keel === 'running')).toBe(true);
@@ -114,8 +118,7 @@ describe('continue-as-new', () => {
     const taskQueue = `can-swap-${Date.now()}`;
     const first = await startKeel({ agents: [stepper], providers: providersFor(t.server), taskQueue, workerOptions: { stickyQueueScheduleToStartTimeout: '1s' } });
     const run = await first.client.start(stepper, 'Take twelve steps.', { options: { continueAsNewAfterEvents: 25 } });
-    for (let i = 0; i < 400 && !gate.started; i++) await new Promise((r) => setTimeout(r, 25));
-    expect(gate.started).toBe(true);
+    await until(() => gate.started, Boolean, { what: 'the held step to start', intervalMs: 25 });
     const stopping = first.stop();
     gate.release();
     await stopping;

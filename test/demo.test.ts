@@ -4,15 +4,11 @@ import { DEMO_PROMPT, demo } from '../examples/demo.js';
 import type { PendingApproval } from '../src/core/approval.js';
 import { ADDRESS, keel } from './support/cli.js';
 import { useKeel } from './support/keel.js';
+import { until } from './support/until.js';
 
 /** Waits until the run has a call waiting for approval. */
-async function waitingCalls(run: { pending(): Promise<PendingApproval[]> }): Promise<PendingApproval[]> {
-  for (let i = 0; i < 120; i++) {
-    const pending = await run.pending();
-    if (pending.length > 0) return pending;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('no call waited for approval');
+function waitingCalls(run: { pending(): Promise<PendingApproval[]> }): Promise<PendingApproval[]> {
+  return until(() => run.pending(), (pending) => pending.length > 0, { what: 'a call waiting for approval', intervalMs: 100 });
 }
 
 describe('the demo agent (npm start)', () => {

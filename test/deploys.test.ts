@@ -15,6 +15,7 @@ import { workflowsPath } from '../src/worker.js';
 import { providersFor, startKeel, workflowBundle, type Keel } from './support/keel.js';
 import { startModelServer, type ModelServer } from './support/model-server.js';
 import { quietLogger } from './support/quiet-logger.js';
+import { until } from './support/until.js';
 
 let server: ModelServer;
 beforeAll(async () => {
@@ -62,8 +63,7 @@ describe('a deploy while a run is in flight', () => {
       workerOptions: { stickyQueueScheduleToStartTimeout: '1s' },
     });
     const run = await before.client.start(v1, 'What is the answer?');
-    for (let i = 0; i < 200 && !lookupStarted; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(lookupStarted).toBe(true);
+    await until(() => lookupStarted, Boolean, { what: 'the lookup to start', intervalMs: 50 });
     // The old worker stops taking work, finishes its tool call, and goes.
     const stopped = before.stop();
     release();

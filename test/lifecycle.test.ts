@@ -8,6 +8,7 @@ import { AgentClient } from '../src/client/agent-client.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { demo } from '../examples/demo.js';
 import { TEMPORAL_ADDRESS, useKeel } from './support/keel.js';
+import { until } from './support/until.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -46,11 +47,11 @@ describe('a long run', () => {
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(await run.describe()).toMatchObject({ status: 'completed', agent: 'long' });
     // Listed once, by its latest execution. (Visibility is eventually consistent: wait for it.)
-    let listed: Awaited<ReturnType<typeof t.keel.client.list>> = [];
-    for (let i = 0; i < 40 && listed[0]?.status !== 'completed'; i++) {
-      listed = (await t.keel.client.list({ agent: 'long', limit: 50 })).filter((r) => r.workflowId === run.workflowId);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const listed = await until(
+      async () => (await t.keel.client.list({ agent: 'long', limit: 50 })).filter((r) => r.workflowId === run.workflowId),
+      (runs) => runs[0]?.status === 'completed',
+      { what: 'the run listed as completed' },
+    );
     expect(listed).toEqual([expect.objectContaining({ runId: latest.runId, status: 'completed' })]);
     // The model saw the whole conversation in every execution of the chain.
     expect(t.server.requests('life-long').at(-1)!.body.messages).toHaveLength(1 + 1 + 12 * 2);
@@ -68,12 +69,12 @@ describe('a run started by any Temporal client', () => {
       '--input', JSON.stringify({ agent: 'demo', input: 'Weather in Paris?' }));
     // The demo's postcard needs approval: the run says so in its status query, and takes the plain
     // `approve` Signal from any client.
-    let pending: { callId: string; tool: string }[] = [];
-    for (let i = 0; i < 80 && pending.length === 0; i++) {
-      const answer = JSON.parse(await cli('workflow', 'query', '--workflow-id', workflowId, '--name', 'status')) as { queryResult: [{ pending?: typeof pending }] };
-      pending = answer.queryResult[0].pending ?? [];
-      if (pending.length === 0) await new Promise((r) => setTimeout(r, 250));
-    }
+    type Pending = { callId: string; tool: string }[];
+    const pending = await until(
+      async () => (JSON.parse(await cli('workflow', 'query', '--workflow-id', workflowId, '--name', 'status')) as { queryResult: [{ pending?: Pending }] }).queryResult[0].pending ?? [],
+      (calls) => calls.length > 0,
+      { what: 'a call waiting for approval', intervalMs: 250 },
+    );
     expect(pending).toEqual([expect.objectContaining({ callId: 'demo_postcard', tool: 'send_postcard' })]);
     await cli('workflow', 'signal', '--workflow-id', workflowId, '--name', 'approve', '--input', JSON.stringify({ callId: 'demo_postcard', decision: 'allow' }));
     const result = JSON.parse(await cli('workflow', 'result', '--workflow-id', workflowId));
@@ -105,12 +106,11 @@ describe('a namespace without keel’s search attributes', () => {
     await promisify(execFile)(temporal, ['operator', 'namespace', 'create', '--namespace', namespace, '--address', TEMPORAL_ADDRESS]);
     const client = new AgentClient({ client: new Client({ connection: t.keel.env.connection, namespace }) });
     // A new namespace takes a moment to reach every service of the dev server.
-    let failure: unknown;
-    for (let i = 0; i < 20; i++) {
-      failure = await client.start('demo', 'hi').catch((e: unknown) => e);
-      if (!/namespace.*not found/i.test((failure as Error)?.message ?? '')) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const failure = await until(
+      () => client.start('demo', 'hi').catch((e: unknown) => e),
+      (e) => !/namespace.*not found/i.test((e as Error)?.message ?? ''),
+      { what: 'the namespace to be known', intervalMs: 250 },
+    );
     expect((failure as Error).message).toMatch(
       /does not know keel's search attributes[\s\S]*temporal operator search-attribute create --namespace bare-\d+ --name KeelAgent --type Keyword/,
     );

@@ -2,6 +2,7 @@ import Anthropic, { type APIError as AnthropicAPIError } from '@anthropic-ai/sdk
 import OpenAI, { type APIError as OpenAIAPIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startModelServer, type ModelServer, type RecordedRequest } from './support/model-server.js';
+import { until } from './support/until.js';
 
 let server: ModelServer;
 let openai: OpenAI;
@@ -291,7 +292,7 @@ describe('scripts', () => {
     server.script('left', [{ fault: 'hang' }, { text: 'a b c d e f', chunkDelayMs: 5_000 }, { text: 'kept' }]);
     const controller = new AbortController();
     const hanging = failure(openai.chat.completions.create({ model: 'left', messages: userMessage }, { signal: controller.signal }));
-    while (server.requests('left').length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => server.requests('left').length, (n) => n >= 1, { intervalMs: 5 });
     controller.abort();
     await hanging;
     // A stream the client stops reading after its first event.
@@ -438,7 +439,7 @@ describe('faults', () => {
     const client = new OpenAI({ apiKey: 'test', baseURL: own.openaiBaseURL, maxRetries: 0 });
     const hanging = failure(client.chat.completions.create({ model: 'm', messages: userMessage }));
     const delayed = failure(client.chat.completions.create({ model: 'm', messages: userMessage }));
-    while (own.requests().length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => own.requests().length, (n) => n >= 2, { intervalMs: 5 });
     await own.close();
     expect(await hanging).toBeInstanceOf(OpenAI.APIConnectionError);
     expect(await delayed).toBeInstanceOf(OpenAI.APIConnectionError);

@@ -11,6 +11,7 @@ import { classifyProviderError, isAbortError, readRetryAfter, retryAfterMsFromHe
 import { ProviderConfigError, createProviderRegistry } from '../src/providers/index.js';
 import { createOpenAIProvider } from '../src/providers/openai.js';
 import { startModelServer, type ModelServer } from './support/model-server.js';
+import { until } from './support/until.js';
 
 type Api = 'openai' | 'anthropic';
 
@@ -491,8 +492,11 @@ describe.each<Api>(['openai', 'anthropic'])('%s error classification', (api) => 
     const m = model(`${api}-abort`);
     server.script(m, [{ fault: 'hang', ms: 5_000 }]);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    const err = await failure(provider(api).generate(request(m, { signal: controller.signal })));
+    const pending = failure(provider(api).generate(request(m, { signal: controller.signal })));
+    // Aborted while the server holds the request.
+    await until(() => server.requests(m).length, (n) => n >= 1, { intervalMs: 5 });
+    controller.abort();
+    const err = await pending;
     expect(err).not.toBeInstanceOf(ProviderError);
     expect(isAbortError(err)).toBe(true);
   });

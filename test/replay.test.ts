@@ -149,10 +149,7 @@ describe('replay', () => {
     t.server.script('replay-helper', [{ text: 'hi' }, { text: 'handled' }]);
     // A fixed ID: its children's IDs derive from it, and the stored fixture replays under it.
     const team = await t.keel.client.start('replay-team', 'Deploy.', { workflowId: 'replay-team' });
-    for (;;) {
-      if ((await team.pending().catch(() => [])).length > 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(() => team.pending(), (pending) => pending.length > 0, { what: 'the deploy to wait for approval', retryErrors: true, intervalMs: 100 });
     await team.approve('d1');
 
     const runs = await Promise.all([
