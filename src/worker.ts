@@ -5,25 +5,28 @@
  *   const worker = await createWorker({ agents: [myAgent] });
  *   await worker.run();
  */
-import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
-import { fileURLToPath } from 'node:url';
-import { AgentRegistry, ConversationCache, createActivities, runKey } from './activities/index.js';
+import { NativeConnection, Worker, type BundleOptions, type WorkerOptions } from '@temporalio/worker';
 import { loadConnectConfig, ServerUnreachableError, type ConnectSettings } from './client/connection.js';
 import type { Approver } from './core/approval.js';
 import type { AgentDefinition } from './core/define.js';
 import type { ModelProvider } from './core/model.js';
-import { createProviderRegistry, type ProvidersConfig } from './providers/index.js';
-import { DEFAULT_TASK_QUEUE, type KeelSinks } from './workflows/api.js';
+import { keelPlugin, payloadGuardPath, workflowsPath } from './plugin.js';
+import type { ProvidersConfig } from './providers/index.js';
+import { DEFAULT_TASK_QUEUE } from './workflows/api.js';
+
+export { keelPlugin, workflowsPath };
 
 /**
- * The workflow code the worker bundles: `dist/src/workflows/index.js` when keel runs compiled (an
- * installed package, `node_modules/.bin/keel`), `src/workflows/index.ts` when it runs from its
- * sources (the repo's tests). Temporal's bundler compiles no TypeScript under node_modules.
+ * What `bundleWorkflowCode` takes to bundle keel's workflow code ahead of time, with the payload
+ * converter and workflow interceptor that keep a bad payload from wedging a run:
+ * `bundleWorkflowCode({ ...keelBundleOptions, logger })`. (With workflows of your own, use
+ * `plugins: [keelPlugin(...)]` instead.)
  */
-export const workflowsPath = fileURLToPath(
-  new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
-);
+export const keelBundleOptions: Required<Pick<BundleOptions, 'workflowsPath' | 'payloadConverterPath' | 'workflowInterceptorModules'>> = {
+  workflowsPath,
+  payloadConverterPath: payloadGuardPath,
+  workflowInterceptorModules: [payloadGuardPath],
+};
 
 export interface CreateWorkerOptions {
   agents: AgentDefinition[];
@@ -58,39 +61,23 @@ export interface KeelWorker {
   shutdown(): void;
 }
 
+/** The one-line way: a Temporal worker with `keelPlugin` for these agents and nothing else. */
 export async function createWorker(options: CreateWorkerOptions): Promise<KeelWorker> {
-  const registry = new AgentRegistry(options.agents);
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   const { nativeConnection, namespace, ownsConnection } = await nativeConnect(options);
-  // Model activities query their own run on a cache miss; that takes a client.
-  const client = new Client({ connection: nativeConnection, namespace });
-
-  const cache = new ConversationCache();
-  const providers =
-    options.providers && 'get' in options.providers && typeof options.providers.get === 'function'
-      ? (options.providers as { get(provider: string): ModelProvider })
-      : createProviderRegistry(options.providers as ProvidersConfig | undefined);
-  const sinks: InjectedSinks<KeelSinks> = {
-    conversation: {
-      append: {
-        fn: (info, start, messages) => cache.append(runKey(info.workflowId, info.runId), start, messages),
-        callDuringReplay: false,
-      },
-      continued: {
-        fn: (info, previousRunId) => cache.rename(runKey(info.workflowId, previousRunId), runKey(info.workflowId, info.runId)),
-        callDuringReplay: false,
-      },
-    },
-  };
-
+  const plugin = keelPlugin({
+    agents: options.agents,
+    ...(options.providers && { providers: options.providers }),
+    ...(options.approver && { approver: options.approver }),
+  });
+  const { plugins, ...workerOptions } = options.workerOptions ?? {};
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace,
     taskQueue,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
-    activities: createActivities({ registry, providers, client, cache, ...(options.approver && { approver: options.approver }) }),
-    sinks,
-    ...options.workerOptions,
+    ...(options.workflowBundle && { workflowBundle: options.workflowBundle }),
+    ...workerOptions,
+    plugins: [plugin, ...(plugins ?? [])],
   });
 
   /** The connection is ours to close when we opened it, once the worker has stopped. */
