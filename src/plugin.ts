@@ -57,7 +57,7 @@ export interface KeelPluginOptions {
   approver?: Approver;
   /**
    * A payload converter of the worker's own, composed with keel's: a module whose
-   * `payloadConverter` is `tolerantPayloadConverter(yours)` (from `keel/workflows`), given here and
+   * `payloadConverter` is `tolerantPayloadConverter(yours)` (from `keel/payload-converter`), given here and
    * as the worker's `dataConverter.payloadConverterPath`. Any other converter is refused.
    */
   payloadConverterPath?: string;
@@ -139,7 +139,7 @@ export class KeelPlugin extends SimplePlugin {
     if (path === undefined || path === this.converterPath || path === payloadGuardPath) return;
     throw new TypeError(
       `keelPlugin: the worker has a payload converter of its own (${path}). keel needs one that turns a payload it cannot ` +
-        "decode into a rejection rather than a stuck run: export `payloadConverter = tolerantPayloadConverter(yours)` (from 'keel/workflows') " +
+        "decode into a rejection rather than a stuck run: export `payloadConverter = tolerantPayloadConverter(yours)` (from 'keel/payload-converter') " +
         "from your module and pass its path as keelPlugin's `payloadConverterPath` too.",
     );
   }
