@@ -22,7 +22,7 @@ import { z } from 'zod';
 import { AgentClient } from '../src/client/agent-client.js';
 import { quietLogger } from '../test/support/quiet-logger.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
-import { createWorker, workflowsPath } from '../src/worker.js';
+import { createWorker, keelBundleOptions } from '../src/worker.js';
 import { startModelServer, type Responder } from '../test/support/model-server.js';
 import { LIMIT_FLAGS, startDevServer, stopAllDevServers } from './support/dev-server.js';
 import { historyBytes } from '../test/support/history.js';
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   );
   const models = await startModelServer();
   models.script(MODEL, responder);
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ ...keelBundleOptions, logger: quietLogger });
   const dev = startDevServer({ port: PORT, uiPort: PORT + 1000 });
   try {
     const connection = await NativeConnection.connect({ address: dev.address });

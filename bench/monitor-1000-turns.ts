@@ -25,7 +25,7 @@ import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode } from '@temporalio/worker';
 import { AgentClient } from '../src/client/agent-client.js';
 import { defineAgent } from '../src/core/define.js';
-import { createWorker, workflowsPath } from '../src/worker.js';
+import { createWorker, keelBundleOptions } from '../src/worker.js';
 import { historyBytes } from '../test/support/history.js';
 import { startModelServer, type Responder } from '../test/support/model-server.js';
 import { quietLogger } from '../test/support/quiet-logger.js';
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
 
   const models = await startModelServer();
   models.script(MODEL, responder);
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ ...keelBundleOptions, logger: quietLogger });
   const dev = startDevServer({ port: PORT, uiPort: PORT + 1000 });
   try {
     const connection = await NativeConnection.connect({ address: dev.address });

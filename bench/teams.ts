@@ -33,7 +33,7 @@ import { z } from 'zod';
 import { AgentClient, type RunHandle } from '../src/client/agent-client.js';
 import type { MonitorHandle } from '../src/client/monitor-handle.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
-import { createWorker, workflowsPath } from '../src/worker.js';
+import { createWorker, keelBundleOptions } from '../src/worker.js';
 import { eventTypes, historyBytes, type History } from '../test/support/history.js';
 import { startModelServer, type RecordedRequest, type Responder } from '../test/support/model-server.js';
 import { quietLogger } from '../test/support/quiet-logger.js';
@@ -310,7 +310,7 @@ async function main(): Promise<void> {
   models.script(M.helper, helperResponder);
   models.script(M.monitor, monitorResponder);
   models.script(M.watcher, watcherResponder);
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ ...keelBundleOptions, logger: quietLogger });
   const dev = startDevServer({ port: PORT, uiPort: PORT + 1000 });
   const handoff = { test: newTurnArm(), base: newTurnArm() };
   const sub = { test: newTurnArm(), base: newTurnArm(), childEvents: [] as number[], childBytes: [] as number[], childTypes: '' };

@@ -26,7 +26,7 @@ import { z } from 'zod';
 import { AgentClient } from '../src/client/agent-client.js';
 import { quietLogger } from '../test/support/quiet-logger.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
-import { createWorker, workflowsPath } from '../src/worker.js';
+import { createWorker, keelBundleOptions } from '../src/worker.js';
 import { startModelServer, type ModelServer, type Responder } from '../test/support/model-server.js';
 import { LIMIT_FLAGS, startDevServer, stopAllDevServers } from './support/dev-server.js';
 import { readFileSync } from 'node:fs';
@@ -240,7 +240,7 @@ async function main(): Promise<void> {
   models.script(MODEL, responder);
   const floorPath = fileURLToPath(new URL('./floor-workflow.ts', import.meta.url));
   const [keelBundle, floorBundle] = await Promise.all([
-    bundleWorkflowCode({ workflowsPath, logger: quietLogger }),
+    bundleWorkflowCode({ ...keelBundleOptions, logger: quietLogger }),
     bundleWorkflowCode({ workflowsPath: floorPath, logger: quietLogger }),
   ]);
 

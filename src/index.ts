@@ -31,8 +31,10 @@ export type {
 export type { Usage } from './core/usage.js';
 export { ErrorTypes, ProviderError } from './core/errors.js';
 export type { ModelProvider, ModelRequest, ModelResponse } from './core/model.js';
-export { createWorker, workflowsPath } from './worker.js';
+export { createWorker, keelBundleOptions, workflowsPath } from './worker.js';
 export type { CreateWorkerOptions, KeelWorker } from './worker.js';
+export { keelPlugin, KeelPlugin } from './plugin.js';
+export type { KeelPluginOptions } from './plugin.js';
 export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './client/agent-client.js';
 export type { ApproveOptions, OutputOf, PendingRun, StartOptions } from './client/agent-client.js';
 export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './client/tree.js';

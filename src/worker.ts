@@ -5,25 +5,28 @@
  *   const worker = await createWorker({ agents: [myAgent] });
  *   await worker.run();
  */
-import { Client } from '@temporalio/client';
-import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
-import { fileURLToPath } from 'node:url';
-import { AgentRegistry, ConversationCache, createActivities, runKey, type WorkflowBundle } from './activities/index.js';
+import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type BundleOptions, type WorkerOptions } from '@temporalio/worker';
 import { loadConnectConfig, ServerUnreachableError, type ConnectSettings } from './client/connection.js';
 import type { Approver } from './core/approval.js';
 import type { AgentDefinition } from './core/define.js';
 import type { ModelProvider } from './core/model.js';
-import { createProviderRegistry, type ProvidersConfig } from './providers/index.js';
-import { DEFAULT_TASK_QUEUE, type KeelSinks } from './workflows/api.js';
+import { keelPlugin, payloadGuardPath, workflowsPath } from './plugin.js';
+import type { ProvidersConfig } from './providers/index.js';
+import { DEFAULT_TASK_QUEUE } from './workflows/api.js';
+
+export { keelPlugin, workflowsPath };
 
 /**
- * The workflow code the worker bundles: `dist/src/workflows/index.js` when keel runs compiled (an
- * installed package, `node_modules/.bin/keel`), `src/workflows/index.ts` when it runs from its
- * sources (the repo's tests). Temporal's bundler compiles no TypeScript under node_modules.
+ * What `bundleWorkflowCode` takes to bundle keel's workflow code ahead of time, with the payload
+ * converter and workflow interceptor that keep a bad payload from wedging a run:
+ * `bundleWorkflowCode({ ...keelBundleOptions, logger })`. (With workflows of your own, use
+ * `plugins: [keelPlugin(...)]` instead.)
  */
-export const workflowsPath = fileURLToPath(
-  new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
-);
+export const keelBundleOptions: Required<Pick<BundleOptions, 'workflowsPath' | 'payloadConverterPath' | 'workflowInterceptorModules'>> = {
+  workflowsPath,
+  payloadConverterPath: payloadGuardPath,
+  workflowInterceptorModules: [payloadGuardPath],
+};
 
 export interface CreateWorkerOptions {
   agents: AgentDefinition[];
@@ -58,48 +61,36 @@ export interface KeelWorker {
   shutdown(): void;
 }
 
+/** The one-line way: a Temporal worker with `keelPlugin` for these agents and nothing else. */
 export async function createWorker(options: CreateWorkerOptions): Promise<KeelWorker> {
-  const registry = new AgentRegistry(options.agents);
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   const { nativeConnection, namespace, ownsConnection } = await nativeConnect(options);
-  // Model activities query their own run on a cache miss; that takes a client.
-  const client = new Client({ connection: nativeConnection, namespace });
-
-  const cache = new ConversationCache();
-  const providers =
-    options.providers && 'get' in options.providers && typeof options.providers.get === 'function'
-      ? (options.providers as { get(provider: string): ModelProvider })
-      : createProviderRegistry(options.providers as ProvidersConfig | undefined);
-  const sinks: InjectedSinks<KeelSinks> = {
-    conversation: {
-      append: {
-        fn: (info, start, messages) => cache.append(runKey(info.workflowId, info.runId), start, messages),
-        callDuringReplay: false,
-      },
-      continued: {
-        fn: (info, previousRunId) => cache.rename(runKey(info.workflowId, previousRunId), runKey(info.workflowId, info.runId)),
-        callDuringReplay: false,
-      },
-      carried: {
-        fn: (info, segments) => {
-          for (const s of segments) cache.fill(runKey(info.workflowId, info.runId), s.start, s.messages);
-        },
-        callDuringReplay: false,
-      },
-    },
-  };
-  // Bundled once: the worker runs it, and the model activity replays histories with it on a cache miss.
-  const { workflowsPath: ownPath, workflowBundle: ownBundle, ...workerOptions } = options.workerOptions ?? {};
-  const workflowBundle: WorkflowBundle = options.workflowBundle ?? ownBundle ?? (await bundle(ownPath ?? workflowsPath, workerOptions));
-
+  const plugin = keelPlugin({
+    agents: options.agents,
+    ...(options.providers && { providers: options.providers }),
+    ...(options.approver && { approver: options.approver }),
+  });
+  const { plugins, workflowsPath: ownPath, workflowBundle: ownBundle, ...workerOptions } = options.workerOptions ?? {};
+  // Bundled once, with the plugin: the worker runs it, and the model activity replays histories
+  // with it on a cache miss (src/activities/conversation-reader.ts), so a cold worker bundles once.
+  const workflowBundle =
+    options.workflowBundle ??
+    ownBundle ??
+    (await bundleWorkflowCode({
+      workflowsPath: ownPath ?? workflowsPath,
+      logger: Runtime.instance().logger,
+      plugins: [plugin, ...(plugins ?? [])],
+      ...(workerOptions.interceptors?.workflowModules && { workflowInterceptorModules: workerOptions.interceptors.workflowModules }),
+      ...(workerOptions.bundlerOptions?.ignoreModules && { ignoreModules: workerOptions.bundlerOptions.ignoreModules }),
+      ...(workerOptions.bundlerOptions?.webpackConfigHook && { webpackConfigHook: workerOptions.bundlerOptions.webpackConfigHook }),
+    }));
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace,
     taskQueue,
     workflowBundle,
-    activities: createActivities({ registry, providers, client, cache, workflowBundle, ...(options.approver && { approver: options.approver }) }),
-    sinks,
     ...workerOptions,
+    plugins: [plugin, ...(plugins ?? [])],
   });
 
   /** The connection is ours to close when we opened it, once the worker has stopped. */
@@ -118,19 +109,6 @@ export async function createWorker(options: CreateWorkerOptions): Promise<KeelWo
     runUntil: (fnOrPromise) => closingConnection(worker.runUntil(fnOrPromise)),
     shutdown: () => worker.shutdown(),
   };
-}
-
-/** The workflow code as Worker.create would bundle it from the same options. */
-function bundle(path: string, options: Partial<WorkerOptions>): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({
-    workflowsPath: path,
-    logger: Runtime.instance().logger,
-    ...(options.interceptors?.workflowModules && { workflowInterceptorModules: options.interceptors.workflowModules }),
-    ...(options.dataConverter?.payloadConverterPath && { payloadConverterPath: options.dataConverter.payloadConverterPath }),
-    ...(options.dataConverter?.failureConverterPath && { failureConverterPath: options.dataConverter.failureConverterPath }),
-    ...(options.bundlerOptions?.ignoreModules && { ignoreModules: options.bundlerOptions.ignoreModules }),
-    ...(options.bundlerOptions?.webpackConfigHook && { webpackConfigHook: options.bundlerOptions.webpackConfigHook }),
-  });
 }
 
 async function nativeConnect(options: CreateWorkerOptions) {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
-import { workflowsPath } from '../src/worker.js';
+import { keelBundleOptions } from '../src/worker.js';
 import { providersFor, startKeel, workflowBundle, type Keel } from './support/keel.js';
 import { startModelServer, type ModelServer } from './support/model-server.js';
 import { quietLogger } from './support/quiet-logger.js';
@@ -126,7 +126,7 @@ describe('changing the workflow code', () => {
   it('without patched(), the same change breaks the replay of runs recorded before it', async () => {
     // The same workflow code, with the patched branch taken unconditionally.
     const wrong = await bundleWorkflowCode({
-      workflowsPath,
+      ...keelBundleOptions,
       logger: quietLogger,
       webpackConfigHook: (config) => {
         config.plugins = [...(config.plugins ?? []), swapModule('./patches.js', WRONG)];

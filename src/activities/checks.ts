@@ -8,13 +8,13 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Approver } from '../core/approval.js';
-import type { AgentDefinition } from '../core/define.js';
+import type { AgentDefinition, ToolDefinition } from '../core/define.js';
 import { ErrorTypes } from '../core/errors.js';
 import type { GuardrailContext, GuardrailKind, GuardrailSubject, Tripwire } from '../core/guardrails.js';
 import { hooksFor, hookInput, type HookEvent } from '../core/hooks.js';
 import type { JsonValue } from '../core/json.js';
 import type { PermissionMode } from '../core/permissions/index.js';
-import { policyVerdict, startTally, tally, toolGuardrails } from '../core/tool-gate.js';
+import { policyVerdict, startTally, tally, toolGuardrails, WORKER_STAGES, type GateTally } from '../core/tool-gate.js';
 import { argumentsObject } from '../core/tool-pipeline.js';
 import type {
   ApproveCallInput,
@@ -26,6 +26,7 @@ import type {
   RunHooksInput,
   RunHooksResult,
 } from '../workflows/activity-types.js';
+import { composeWorkerStages, type WorkerStage } from './call-chain.js';
 import { runHooks } from './hooks.js';
 import { keepAlive } from './keep-alive.js';
 import { execution, recordedSpec, type RecordedSpecDeps } from './recorded-spec.js';
@@ -44,70 +45,15 @@ export function createChecks(deps: CheckDeps) {
     async checkToolCall(input: CheckToolCallInput): Promise<CheckToolCallResult> {
       return withHeartbeats(async (signal) => {
         const { agent, spec } = await resolve(deps, input.agent, input.spec);
-        const { call, turn, mode } = input;
-        const { workflowId } = execution();
-        const t = startTally(argumentsObject(call.arguments) ?? {});
-        const out: CheckToolCallResult = { steps: t.steps };
-        const done = (): CheckToolCallResult => ({
+        const call: BeforeCall = { agent, spec, input, signal, workflowId: execution().workflowId, t: startTally(argumentsObject(input.call.arguments) ?? {}), out: { steps: [] } };
+        call.out.steps = call.t.steps;
+        await composeWorkerStages(beforeStages(agent, spec, input.recheck === true), async () => undefined)(call);
+        const { t, out } = call;
+        return {
           ...out,
           ...(t.decision && { decision: t.decision, stage: t.stage, reason: t.reason }),
           ...(t.rewritten && { arguments: t.arguments }),
-        });
-
-        if (!input.recheck) {
-          if (hooksFor(spec.hooks, 'PreToolUse', call.name).length > 0) {
-            const hooks = await runHooks(
-              spec.hooks,
-              'PreToolUse',
-              call.name,
-              hookInput('PreToolUse', { ...hookBase(spec, workflowId, mode), tool_name: call.name, tool_input: t.arguments, tool_use_id: call.id }),
-              { cwd: cwdOf(spec), signal, failClosed: spec.hooksFailClosed ?? false },
-            );
-            if (hooks.errors.length > 0) out.hookErrors = hooks.errors;
-            // `"continue": false` stops the run, whatever the hook decided about the call.
-            if (hooks.stop) {
-              out.tripped = { guardrail: 'PreToolUse hook', kind: 'toolInput', reason: hooks.stop.reason || 'a hook stopped the run', callId: call.id, tool: call.name };
-              return done();
-            }
-            const decision = hooks.decision === 'block' ? 'deny' : hooks.decision;
-            const going = tally(t, 'hook', {
-              ...(decision && { decision }),
-              ...(hooks.reason && { reason: hooks.reason }),
-              ...(hooks.updatedInput && { arguments: hooks.updatedInput }),
-            });
-            if (!going) return done();
-          }
-          for (const m of middlewareOf(agent, spec)) {
-            if (!m.beforeCall) continue;
-            const verdict = await guarded(`middleware "${m.name}"`, () =>
-              m.beforeCall!({ agent: agent.name, workflowId, turn, callId: call.id, tool: call.name, arguments: t.arguments, context: input.context }),
-            );
-            if (!tally(t, m.name, verdict ?? undefined)) return done();
-          }
-        }
-
-        const tool = agent.tools.get(call.name);
-        const parsed = tool?.input.safeParse(t.arguments);
-        if (tool?.permissionKey && parsed?.success) {
-          out.key = String(await guarded(`permissionKey of ${call.name}`, () => tool.permissionKey!(parsed.data)));
-        }
-        const policy = { mode, remembered: input.remembered ?? [], ...(out.key !== undefined && { key: out.key }) };
-        if (!tally(t, 'permissions', policyVerdict(spec, call.name, t.arguments, policy, t.decision))) return done();
-
-        if (!input.recheck && typeof tool?.requiresApproval === 'function' && parsed?.success) {
-          const fn = tool.requiresApproval;
-          out.requiresApproval = Boolean(await guarded(`requiresApproval of ${call.name}`, () => fn(parsed.data, { agent: agent.name, context: input.context })));
-        }
-
-        const subject: GuardrailSubject = { kind: 'toolInput', tool: call.name, callId: call.id, arguments: t.arguments };
-        const tripped = await runGuardrails(agent, toolGuardrails(spec, call.name, 'toolInput'), subject, {
-          agent: agent.name,
-          workflowId,
-          context: input.context,
-          signal,
-        });
-        if (tripped) out.tripped = { ...tripped, callId: call.id, tool: call.name };
-        return done();
+        };
       });
     },
 
@@ -174,6 +120,126 @@ export function createChecks(deps: CheckDeps) {
     },
   };
 }
+
+/** One call's state through the stages before it: the tally so far and what the workflow is told. */
+interface BeforeCall {
+  agent: AgentDefinition;
+  spec: AgentSpec;
+  input: CheckToolCallInput;
+  signal: AbortSignal;
+  workflowId: string;
+  t: GateTally;
+  out: CheckToolCallResult;
+}
+
+type BeforeStage = WorkerStage<BeforeCall, void>;
+
+/**
+ * The stages before a call, in `WORKER_STAGES.before`'s order (a re-check after an edit:
+ * `WORKER_STAGES.recheck`'s): each tallies its verdict and calls `next` unless the call is
+ * decided (denied, or a hook stopped the run).
+ */
+function beforeStages(agent: AgentDefinition, spec: AgentSpec, recheck: boolean): BeforeStage[] {
+  // The recorded middleware is looked up only when it runs: a re-check has none.
+  const middleware: BeforeStage[] = (recheck ? [] : middlewareOf(agent, spec))
+    .filter((m) => m.beforeCall)
+    .map((m) => ({
+      name: m.name,
+      async run(c, next) {
+        const { call, turn, context } = c.input;
+        const verdict = await guarded(`middleware "${m.name}"`, () =>
+          m.beforeCall!({ agent: agent.name, workflowId: c.workflowId, turn, callId: call.id, tool: call.name, arguments: c.t.arguments, context }),
+        );
+        if (tally(c.t, m.name, verdict ?? undefined)) await next();
+      },
+    }));
+  const byName: Record<string, BeforeStage[]> = {
+    hook: [preToolUseHooks],
+    middleware,
+    permissions: [permissions],
+    requiresApproval: [requiresApproval],
+    guardrails: [inputGuardrails],
+  };
+  return WORKER_STAGES[recheck ? 'recheck' : 'before'].flatMap(({ name }) => byName[name] ?? []);
+}
+
+const preToolUseHooks: BeforeStage = {
+  name: 'hook',
+  async run(c, next) {
+    const { spec, input: { call, mode } } = c;
+    if (hooksFor(spec.hooks, 'PreToolUse', call.name).length === 0) return next();
+    const hooks = await runHooks(
+      spec.hooks,
+      'PreToolUse',
+      call.name,
+      hookInput('PreToolUse', { ...hookBase(spec, c.workflowId, mode), tool_name: call.name, tool_input: c.t.arguments, tool_use_id: call.id }),
+      { cwd: cwdOf(spec), signal: c.signal, failClosed: spec.hooksFailClosed ?? false },
+    );
+    if (hooks.errors.length > 0) c.out.hookErrors = hooks.errors;
+    // `"continue": false` stops the run, whatever the hook decided about the call.
+    if (hooks.stop) {
+      c.out.tripped = { guardrail: 'PreToolUse hook', kind: 'toolInput', reason: hooks.stop.reason || 'a hook stopped the run', callId: call.id, tool: call.name };
+      return;
+    }
+    const decision = hooks.decision === 'block' ? 'deny' : hooks.decision;
+    const going = tally(c.t, 'hook', {
+      ...(decision && { decision }),
+      ...(hooks.reason && { reason: hooks.reason }),
+      ...(hooks.updatedInput && { arguments: hooks.updatedInput }),
+    });
+    if (going) await next();
+  },
+};
+
+/** The tool's zod-parsed arguments as the stages so far left them, when they parse. */
+function parsedArguments(c: BeforeCall): { tool: ToolDefinition; data: unknown } | undefined {
+  const tool = c.agent.tools.get(c.input.call.name);
+  const parsed = tool?.input.safeParse(c.t.arguments);
+  return tool && parsed?.success ? { tool, data: parsed.data } : undefined;
+}
+
+/** The permission policy (pure, from src/core, with the rules the run recorded), with the tool's permission key. */
+const permissions: BeforeStage = {
+  name: 'permissions',
+  async run(c, next) {
+    const { call, mode } = c.input;
+    const parsed = parsedArguments(c);
+    if (parsed?.tool.permissionKey) {
+      const { tool, data } = parsed;
+      c.out.key = String(await guarded(`permissionKey of ${call.name}`, () => tool.permissionKey!(data as never)));
+    }
+    const policy = { mode, remembered: c.input.remembered ?? [], ...(c.out.key !== undefined && { key: c.out.key }) };
+    if (tally(c.t, 'permissions', policyVerdict(c.spec, call.name, c.t.arguments, policy, c.t.decision))) await next();
+  },
+};
+
+const requiresApproval: BeforeStage = {
+  name: 'requiresApproval',
+  async run(c, next) {
+    const parsed = parsedArguments(c);
+    if (parsed && typeof parsed.tool.requiresApproval === 'function') {
+      const fn = parsed.tool.requiresApproval;
+      c.out.requiresApproval = Boolean(await guarded(`requiresApproval of ${c.input.call.name}`, () => fn(parsed.data as never, { agent: c.agent.name, context: c.input.context })));
+    }
+    await next();
+  },
+};
+
+const inputGuardrails: BeforeStage = {
+  name: 'guardrails',
+  async run(c, next) {
+    const { call } = c.input;
+    const subject: GuardrailSubject = { kind: 'toolInput', tool: call.name, callId: call.id, arguments: c.t.arguments };
+    const tripped = await runGuardrails(c.agent, toolGuardrails(c.spec, call.name, 'toolInput'), subject, {
+      agent: c.agent.name,
+      workflowId: c.workflowId,
+      context: c.input.context,
+      signal: c.signal,
+    });
+    if (tripped) c.out.tripped = { ...tripped, callId: call.id, tool: call.name };
+    else await next();
+  },
+};
 
 async function resolve(deps: CheckDeps, name: string, hash: string): Promise<{ agent: AgentDefinition; spec: AgentSpec }> {
   const agent = deps.registry.serving(name);

@@ -40,9 +40,13 @@ export class ConversationReader {
 
   constructor(
     private readonly client: Client,
-    /** The workflow code, bundled once per worker process; without it, only queries. */
-    private readonly bundle: WorkflowBundle | undefined,
+    /** The workflow code, bundled once per worker process (or how to get it, when first needed); without it, only queries. */
+    private readonly code: WorkflowBundle | (() => Promise<WorkflowBundle>) | undefined,
   ) {}
+
+  private get bundle(): boolean {
+    return this.code !== undefined;
+  }
 
   /**
    * Messages `wanted` (indices) of the run, reading from execution `runId` and, for what it does
@@ -74,7 +78,8 @@ export class ConversationReader {
 
   /** The messages of one execution, from its history replayed here: no worker needed. */
   async replay(workflowId: string, runId: string): Promise<ExecutionMessages> {
-    if (!this.bundle) throw new Error('No workflow code to replay with.');
+    if (!this.code) throw new Error('No workflow code to replay with.');
+    const workflowBundle = typeof this.code === 'function' ? await this.code() : this.code;
     await this.slot();
     try {
       const history = await this.client.workflow.getHandle(workflowId, runId).fetchHistory();
@@ -98,7 +103,7 @@ export class ConversationReader {
           continued: { fn: () => undefined, callDuringReplay: false },
         },
       };
-      await Worker.runReplayHistory({ workflowBundle: this.bundle, sinks, replayName: `conversation of ${workflowId}` }, history, workflowId);
+      await Worker.runReplayHistory({ workflowBundle, sinks, replayName: `conversation of ${workflowId}` }, history, workflowId);
       const messages = new Map(handed);
       own.forEach((m, i) => m && messages.set(i, m));
       const previousRunId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;

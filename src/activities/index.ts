@@ -24,7 +24,8 @@ export interface ActivityDeps {
   client: Client;
   cache?: ConversationCache;
   /** The workflow code, for reading a run's conversation from its history without a worker. */
-  workflowBundle?: WorkflowBundle;
+  /** keel's workflow code, for replays of a run's history on a cache miss (or how to get it, once). */
+  workflowBundle?: WorkflowBundle | (() => Promise<WorkflowBundle>);
   /** Decides calls that need approval before a person is asked. */
   approver?: Approver;
 }

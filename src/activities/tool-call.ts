@@ -4,11 +4,12 @@ import type { AgentDefinition, ToolDefinition } from '../core/define.js';
 import { hookInput, hooksFor } from '../core/hooks.js';
 import type { MiddlewareCall, MiddlewareDefinition } from '../core/middleware.js';
 import type { PermissionMode } from '../core/permissions/index.js';
-import { toolGuardrails } from '../core/tool-gate.js';
+import { toolGuardrails, WORKER_STAGES } from '../core/tool-gate.js';
 import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';
 import { callProblem } from '../core/tool-pipeline.js';
 import type { ToolCallInput, ToolCallResult } from '../workflows/activity-types.js';
+import { composeWorkerStages, type WorkerStage } from './call-chain.js';
 import { cwdOf, hookBase, middlewareOf, runGuardrails } from './checks.js';
 import { runHooks } from './hooks.js';
 import { keepAlive } from './keep-alive.js';
@@ -110,24 +111,45 @@ interface AfterContext {
   mode: PermissionMode;
 }
 
+type AfterStage = WorkerStage<AfterContext, ToolCallResult>;
+
 /**
- * The stages after the call, in reverse order of the stages before it: tool output guardrails
- * (a tripped one ends the run), middleware (last first), then PostToolUse or PostToolUseFailure
- * hooks, whose block reason and additional context the model reads with the result.
+ * The stages after the call, composed as one chain in `WORKER_STAGES.after`'s order (outermost
+ * first), around the call's result: tool output guardrails (a tripped one ends the run and the
+ * stages outside it leave the result alone), middleware (last first), then PostToolUse or
+ * PostToolUseFailure hooks, whose block reason and additional context the model reads with it.
  */
-async function afterCall({ ctx, spec, agent, view, middleware, mode }: AfterContext, given: ToolResultMessage): Promise<ToolCallResult> {
-  let result: ToolCallResult = given;
-  const keepAliveStop = keepAlive(ctx, () => undefined);
+async function afterCall(context: AfterContext, given: ToolResultMessage): Promise<ToolCallResult> {
+  const byName: Record<string, AfterStage> = { hook: postToolUseHooks, middleware: afterMiddleware, guardrails: outputGuardrails };
+  const stages = WORKER_STAGES.after.flatMap(({ name }) => byName[name] ?? []);
+  const keepAliveStop = keepAlive(context.ctx, () => undefined);
   try {
-    if (spec) {
-      const tripped = await runGuardrails(
-        agent,
-        toolGuardrails(spec, view.tool, 'toolOutput'),
-        { kind: 'toolOutput', tool: view.tool, callId: view.callId, arguments: view.arguments, result: result.content, isError: result.isError ?? false },
-        { agent: agent.name, workflowId: view.workflowId, context: view.context, signal: ctx.cancellationSignal },
-      );
-      if (tripped) return { ...result, tripped: { ...tripped, callId: view.callId, tool: view.tool } };
-    }
+    return await composeWorkerStages(stages, async () => given)(context);
+  } finally {
+    keepAliveStop();
+  }
+}
+
+const outputGuardrails: AfterStage = {
+  name: 'guardrails',
+  async run({ ctx, spec, agent, view }, next) {
+    const result = await next();
+    if (!spec) return result;
+    const tripped = await runGuardrails(
+      agent,
+      toolGuardrails(spec, view.tool, 'toolOutput'),
+      { kind: 'toolOutput', tool: view.tool, callId: view.callId, arguments: view.arguments, result: result.content, isError: result.isError ?? false },
+      { agent: agent.name, workflowId: view.workflowId, context: view.context, signal: ctx.cancellationSignal },
+    );
+    return tripped ? { ...result, tripped: { ...tripped, callId: view.callId, tool: view.tool } } : result;
+  },
+};
+
+const afterMiddleware: AfterStage = {
+  name: 'middleware',
+  async run({ view, middleware }, next) {
+    let result = await next();
+    if (result.tripped) return result;
     for (const m of [...middleware].reverse()) {
       if (!m.afterCall) continue;
       const changed = await m.afterCall(view, { content: result.content, isError: result.isError ?? false });
@@ -135,32 +157,38 @@ async function afterCall({ ctx, spec, agent, view, middleware, mode }: AfterCont
       if (changed?.isError !== undefined) result = { ...result, isError: changed.isError };
     }
     if (!result.isError) delete result.isError;
+    return result;
+  },
+};
+
+const postToolUseHooks: AfterStage = {
+  name: 'hook',
+  async run({ ctx, spec, view, mode }, next) {
+    let result = await next();
+    if (result.tripped) return result;
     const event = result.isError ? 'PostToolUseFailure' : 'PostToolUse';
-    if (spec && hooksFor(spec.hooks, event, view.tool).length > 0) {
-      const fields = result.isError ? { error: result.content } : { tool_response: toolResponse(result.content) };
-      const hooks = await runHooks(
-        spec.hooks,
-        event,
-        view.tool,
-        hookInput(event, { ...hookBase(spec, view.workflowId, mode), tool_name: view.tool, tool_input: view.arguments, tool_use_id: view.callId, ...fields }),
-        { cwd: cwdOf(spec), signal: ctx.cancellationSignal, failClosed: spec.hooksFailClosed ?? false },
-      );
-      const notes = [
-        ...((hooks.decision === 'block' || hooks.decision === 'deny') && hooks.reason ? [`[${event} hook] ${hooks.reason}`] : []),
-        ...(hooks.additionalContext ? [hooks.additionalContext] : []),
-      ];
-      if (notes.length > 0) result = { ...result, content: `${result.content}\n\n${notes.join('\n\n')}` };
-      if (hooks.errors.length > 0) result = { ...result, hookErrors: hooks.errors };
-      // `"continue": false`: the run stops after this call.
-      if (hooks.stop) {
-        result = { ...result, tripped: { guardrail: `${event} hook`, kind: 'toolOutput', reason: hooks.stop.reason || 'a hook stopped the run', callId: view.callId, tool: view.tool } };
-      }
+    if (!spec || hooksFor(spec.hooks, event, view.tool).length === 0) return result;
+    const fields = result.isError ? { error: result.content } : { tool_response: toolResponse(result.content) };
+    const hooks = await runHooks(
+      spec.hooks,
+      event,
+      view.tool,
+      hookInput(event, { ...hookBase(spec, view.workflowId, mode), tool_name: view.tool, tool_input: view.arguments, tool_use_id: view.callId, ...fields }),
+      { cwd: cwdOf(spec), signal: ctx.cancellationSignal, failClosed: spec.hooksFailClosed ?? false },
+    );
+    const notes = [
+      ...((hooks.decision === 'block' || hooks.decision === 'deny') && hooks.reason ? [`[${event} hook] ${hooks.reason}`] : []),
+      ...(hooks.additionalContext ? [hooks.additionalContext] : []),
+    ];
+    if (notes.length > 0) result = { ...result, content: `${result.content}\n\n${notes.join('\n\n')}` };
+    if (hooks.errors.length > 0) result = { ...result, hookErrors: hooks.errors };
+    // `"continue": false`: the run stops after this call.
+    if (hooks.stop) {
+      result = { ...result, tripped: { guardrail: `${event} hook`, kind: 'toolOutput', reason: hooks.stop.reason || 'a hook stopped the run', callId: view.callId, tool: view.tool } };
     }
     return result;
-  } finally {
-    keepAliveStop();
-  }
-}
+  },
+};
 
 /** A tool's result as hooks see it: its JSON when it is JSON, else the text. */
 function toolResponse(content: string): unknown {

@@ -6,43 +6,33 @@
  *   for await (const event of run.follow()) console.log(event.type);
  *   console.log((await run.result()).output);
  */
-import {
-  Client,
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
+import type { ApprovalReceipt, PendingApproval } from '../core/approval.js';
 import type { AgentDefinition } from '../core/define.js';
-import { PERMISSION_MODES, type PermissionMode } from '../core/permissions/index.js';
+import { type PermissionMode } from '../core/permissions/index.js';
 import type { JsonValue } from '../core/json.js';
-import type { Message } from '../core/messages.js';
-import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunOverrides, RunState } from '../core/run.js';
+import type { AgentRunInput, RunOptions, RunOverrides } from '../core/run.js';
 import type { MonitorBudgets, MonitorInput, MonitorOptions } from '../core/monitor.js';
 import { MonitorHandle } from './monitor-handle.js';
+import { RunHandle, type ApproveOptions } from './run-handle.js';
 import {
   AGENT_MONITOR_WORKFLOW,
   AGENT_RUN_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,
-  approveSignal,
-  approveUpdate,
-  permissionModeSignal,
-  statusQuery,
   statusSearchAttribute,
 } from '../workflows/api.js';
 import { innermostError } from '../core/errors.js';
 import { oneLine } from '../core/text.js';
 import { connect, type ConnectSettings } from './connection.js';
-import { readEvents, readMessages } from './run-chain.js';
 import { summarize, type RunSummary } from './run-summary.js';
 import { AgentSchedules } from './schedules.js';
-import { readRunTree, type RunTree, type TreeOptions } from './tree.js';
+import { type RunTree, type TreeOptions } from './tree.js';
 
 export type { RunSummary } from './run-summary.js';
+export { ApprovalRejectedError, RunFailedError, RunHandle, type ApproveOptions } from './run-handle.js';
 
 export interface StartOptions {
   /** Default: `<agent>-<short id>`. */
@@ -79,27 +69,6 @@ export interface AgentClientOptions {
   uiUrl?: string;
 }
 
-/** A run that ended in failure, with the error that explains it. */
-export class RunFailedError extends Error {
-  constructor(
-    readonly workflowId: string,
-    message: string,
-    readonly type: string | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'RunFailedError';
-  }
-}
-
-export interface ApproveOptions {
-  /** Edited arguments to run the call with. */
-  arguments?: Record<string, unknown>;
-  /** Allow calls like this one for the rest of the run. */
-  remember?: boolean;
-  reason?: string;
-}
-
 /** A run waiting for approval, with its pending calls. */
 export interface PendingRun {
   run: RunSummary;
@@ -110,19 +79,6 @@ export interface PendingRun {
 
 /** How long `pending()` waits for each run to answer. */
 const PENDING_QUERY_MS = 5_000;
-
-/** The run refused a decision (the call is not pending, or an edit fails the tool's schema). Nothing changed. */
-export class ApprovalRejectedError extends Error {
-  constructor(
-    readonly workflowId: string,
-    readonly callId: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'ApprovalRejectedError';
-  }
-}
 
 export class AgentClient {
   readonly client: Client;
@@ -282,163 +238,6 @@ export class AgentClient {
   }
 }
 
-export class RunHandle<O = unknown> {
-  constructor(
-    readonly workflow: WorkflowHandle,
-    private readonly uiBase: string,
-    private readonly namespace: string,
-  ) {}
-
-  get workflowId(): string {
-    return this.workflow.workflowId;
-  }
-
-  /** The run in the Temporal Web UI. */
-  get uiUrl(): string {
-    return `${this.uiBase}/namespaces/${encodeURIComponent(this.namespace)}/workflows/${encodeURIComponent(this.workflowId)}`;
-  }
-
-  /** Waits for the end of the run (across continue-as-new); a failed run throws RunFailedError. */
-  async result(): Promise<AgentRunResult<O>> {
-    try {
-      return (await this.workflow.result()) as AgentRunResult<O>;
-    } catch (err) {
-      if (err instanceof WorkflowFailedError) {
-        const root = innermostError(err);
-        throw new RunFailedError(
-          this.workflowId,
-          `Run ${this.workflowId} ${err.message.includes('cancel') ? 'was cancelled' : 'failed'}: ${root.message}`,
-          (root as { type?: string }).type,
-          { cause: err },
-        );
-      }
-      throw err;
-    }
-  }
-
-  status(): Promise<RunState> {
-    return this.workflow.query(statusQuery);
-  }
-
-  /** What the run does or waits for now, as the Temporal UI shows it ("turn 3 of at most 10: waiting for ..."). */
-  async currentDetails(): Promise<string | undefined> {
-    const metadata = await this.workflow.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
-    return metadata.currentDetails || undefined;
-  }
-
-  /** The whole conversation, across continue-as-new (read page by page). */
-  transcript(): Promise<Message[]> {
-    return readMessages(this.workflow.client, this.workflowId, undefined);
-  }
-
-  /** Events with `seq` greater than `after`, across continue-as-new. */
-  events(options: { after?: number } = {}): Promise<RunEvent[]> {
-    return readEvents(this.workflow.client, this.workflowId, undefined, options.after ?? 0);
-  }
-
-  /**
-   * The run's events as they happen, ending after `run.finished` (or when the run closes).
-   * Polls the `events` query; `after` resumes from a known sequence number.
-   */
-  async *follow(options: { after?: number; intervalMs?: number; signal?: AbortSignal } = {}): AsyncGenerator<RunEvent> {
-    let after = options.after ?? 0;
-    const interval = options.intervalMs ?? 250;
-    for (;;) {
-      let events: RunEvent[];
-      try {
-        events = await this.events({ after });
-      } catch (err) {
-        // Before its first workflow task a run cannot answer queries yet.
-        if (!(await this.isOpen())) return;
-        if (!isNotReady(err)) throw err;
-        events = [];
-      }
-      for (const event of events) {
-        after = event.seq;
-        yield event;
-        if (event.type === 'run.finished') return;
-      }
-      if (options.signal?.aborted) return;
-      if (events.length === 0 && !(await this.isOpen())) {
-        // Closed without a run.finished event (terminated, timed out): say what there is.
-        const last = await this.events({ after }).catch(() => []);
-        yield* last;
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, interval));
-    }
-  }
-
-  async isOpen(): Promise<boolean> {
-    const description = await this.workflow.describe();
-    return description.status.name === 'RUNNING';
-  }
-
-  /** Requests cancellation; the run ends with status `cancelled`. */
-  async cancel(): Promise<void> {
-    await this.workflow.cancel();
-  }
-
-  /** The calls waiting for a decision. */
-  async pending(): Promise<PendingApproval[]> {
-    const state = (await this.workflow.query(statusQuery)) as { pending?: PendingApproval[] };
-    return state.pending ?? [];
-  }
-
-  /**
-   * Allows a pending call, optionally with edited arguments (checked again: schema, policy,
-   * guardrails) and remembered for the rest of the run. Sent as the `approve` Update, so an
-   * unknown or already decided call, or an edit that fails the tool's schema, is refused here.
-   */
-  approve(callId: string, options: ApproveOptions = {}): Promise<ApprovalReceipt> {
-    return this.decide({
-      callId,
-      decision: 'allow',
-      ...(options.reason !== undefined && { reason: options.reason }),
-      ...(options.arguments !== undefined && { arguments: options.arguments }),
-      ...(options.remember && { remember: true }),
-    });
-  }
-
-  /** Denies a pending call; the model reads the reason as the call's result. */
-  deny(callId: string, reason?: string): Promise<ApprovalReceipt> {
-    return this.decide({ callId, decision: 'deny', ...(reason !== undefined && { reason }) });
-  }
-
-  /** Sends a decision as the `approve` Update; a refused decision throws ApprovalRejectedError with the run's reason. */
-  async decide(decision: ApprovalDecision): Promise<ApprovalReceipt> {
-    try {
-      return await this.workflow.executeUpdate(approveUpdate, { args: [decision] });
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) {
-        throw new ApprovalRejectedError(this.workflowId, decision.callId, innermostError(err).message, { cause: err });
-      }
-      throw err;
-    }
-  }
-
-  /** The same decision as a plain Signal: fire and forget; a bad one is recorded as an `approval.rejected` event. */
-  async signalDecision(decision: ApprovalDecision): Promise<void> {
-    await this.workflow.signal(approveSignal, decision);
-  }
-
-  /** Changes the run's permission mode from now on. */
-  async setPermissionMode(mode: PermissionMode): Promise<void> {
-    if (!PERMISSION_MODES.includes(mode)) throw new Error(`Unknown permission mode "${mode}": use one of ${PERMISSION_MODES.join(', ')}.`);
-    await this.workflow.signal(permissionModeSignal, mode);
-  }
-
-  /** The run's execution as Temporal sees it (status, times, search attributes). */
-  async describe(): Promise<RunSummary> {
-    return summarize(await this.workflow.describe());
-  }
-
-  /** The run and everything under it (see `AgentClient.tree`). */
-  tree(options: TreeOptions = {}): Promise<RunTree> {
-    return readRunTree(this.workflow.client, this.workflowId, options);
-  }
-}
-
 /** keel's search attributes must be registered in the namespace; say how when they are not. */
 function explainStartFailure(err: unknown, namespace: string): unknown {
   const message = err instanceof Error ? innermostError(err).message : '';
@@ -453,8 +252,3 @@ function explainStartFailure(err: unknown, namespace: string): unknown {
 }
 
 
-function isNotReady(err: unknown): boolean {
-  if (err instanceof WorkflowNotFoundError) return false;
-  const message = (err as Error)?.message ?? '';
-  return /workflow task|not ready|query.*fail|no poller|deadline/i.test(message);
-}

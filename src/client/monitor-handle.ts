@@ -5,7 +5,7 @@ import type { Message } from '../core/messages.js';
 import type { RunEvent } from '../core/run.js';
 import { injectUpdate, monitorStatusQuery, pauseSignal, resumeSignal, stopSignal, wakeSignal } from '../workflows/api.js';
 import { innermostError } from '../core/errors.js';
-import { RunFailedError, type RunHandle } from './agent-client.js';
+import { RunFailedError, type RunHandle } from './run-handle.js';
 
 export class MonitorHandle {
   constructor(readonly run: RunHandle) {}

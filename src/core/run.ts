@@ -229,6 +229,8 @@ export type RunEvent = EventBase &
       }
     /** A decision that could not be applied (an unknown call, a bad payload): nothing changed. */
     | { type: 'approval.rejected'; callId?: string; error: string }
+    /** A signal whose payload could not be decoded (not JSON): recorded, not delivered. */
+    | { type: 'signal.rejected'; signal: string; error: string }
     | { type: 'permission.mode'; mode: PermissionMode; by: 'signal' }
     /** The run was handed to another agent: it answers from the next turn on. */
     | { type: 'handoff'; turn: number; from: string; to: string; callId: string; input?: string }

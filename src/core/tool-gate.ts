@@ -99,32 +99,47 @@ export function toolGuardrails(spec: AgentSpec, toolName: string, kind: 'toolInp
   return [...(spec.guardrails?.[kind] ?? []), ...(toolOf(spec, toolName)?.guardrails?.[kind] ?? [])];
 }
 
+/** When a call's worker-side stages run: before it, again after an approval edited its arguments, after it. */
+export type WorkerPhase = 'before' | 'recheck' | 'after';
+
 /**
- * Whether the stages before a call need the worker: a PreToolUse hook that matches, middleware
- * that decides calls, a permission key or an approval rule that is a function, a tool input
- * guardrail. When none does, the workflow decides alone, without an activity.
+ * The worker-side stages of a call by phase, in the order the activities compose them
+ * (`src/activities/call-chain.ts`), each with the test of whether it needs the worker for this
+ * tool. The permission policy is pure: it runs on the worker only beside stages that need it.
  */
-export function needsWorkerBefore(spec: AgentSpec, toolName: string): boolean {
-  const tool = toolOf(spec, toolName);
-  return (
-    hooksFor(spec.hooks, 'PreToolUse', toolName).length > 0 ||
-    (spec.middleware ?? []).some((m) => m.beforeCall) ||
-    needsWorkerRecheck(spec, toolName) ||
-    tool?.requiresApproval === 'dynamic'
-  );
+export const WORKER_STAGES: Record<WorkerPhase, readonly { name: string; needsWorker(spec: AgentSpec, toolName: string): boolean }[]> = {
+  before: [
+    { name: 'hook', needsWorker: (spec, tool) => hooksFor(spec.hooks, 'PreToolUse', tool).length > 0 },
+    { name: 'middleware', needsWorker: (spec) => (spec.middleware ?? []).some((m) => m.beforeCall) },
+    { name: 'permissions', needsWorker: (spec, tool) => toolOf(spec, tool)?.permissionKey === true },
+    { name: 'requiresApproval', needsWorker: (spec, tool) => toolOf(spec, tool)?.requiresApproval === 'dynamic' },
+    { name: 'guardrails', needsWorker: (spec, tool) => toolGuardrails(spec, tool, 'toolInput').length > 0 },
+  ],
+  // After an approval edited the arguments, the policy and the guardrails look again.
+  recheck: [
+    { name: 'permissions', needsWorker: (spec, tool) => toolOf(spec, tool)?.permissionKey === true },
+    { name: 'guardrails', needsWorker: (spec, tool) => toolGuardrails(spec, tool, 'toolInput').length > 0 },
+  ],
+  // Outermost first: hooks see the result last, output guardrails first.
+  after: [
+    { name: 'hook', needsWorker: (spec, tool) => hooksFor(spec.hooks, 'PostToolUse', tool).length > 0 || hooksFor(spec.hooks, 'PostToolUseFailure', tool).length > 0 },
+    // Any middleware: `wrapCall` runs around the tool, `afterCall` after it.
+    { name: 'middleware', needsWorker: (spec) => (spec.middleware ?? []).length > 0 },
+    { name: 'guardrails', needsWorker: (spec, tool) => toolGuardrails(spec, tool, 'toolOutput').length > 0 },
+  ],
+};
+
+/**
+ * The one predicate: whether a call's stages of this phase need the worker (and the recorded
+ * spec there). When none does, the workflow decides alone, without an activity.
+ */
+export function needsWorker(spec: AgentSpec, toolName: string, phase: WorkerPhase): boolean {
+  return WORKER_STAGES[phase].some((stage) => stage.needsWorker(spec, toolName));
 }
 
-/** After an approval edited the arguments, the policy and the guardrails look again: on the worker when the key or a guardrail is there. */
-export function needsWorkerRecheck(spec: AgentSpec, toolName: string): boolean {
-  return toolOf(spec, toolName)?.permissionKey === true || toolGuardrails(spec, toolName, 'toolInput').length > 0;
-}
-
-/** Whether the stages after a call need the recorded spec on the worker: middleware, hooks after the call, tool output guardrails. */
-export function needsWorkerAfter(spec: AgentSpec, toolName: string): boolean {
-  return (
-    (spec.middleware ?? []).length > 0 ||
-    hooksFor(spec.hooks, 'PostToolUse', toolName).length > 0 ||
-    hooksFor(spec.hooks, 'PostToolUseFailure', toolName).length > 0 ||
-    toolGuardrails(spec, toolName, 'toolOutput').length > 0
-  );
-}
+/** `needsWorker(spec, toolName, 'before')`. */
+export const needsWorkerBefore = (spec: AgentSpec, toolName: string): boolean => needsWorker(spec, toolName, 'before');
+/** `needsWorker(spec, toolName, 'recheck')`. */
+export const needsWorkerRecheck = (spec: AgentSpec, toolName: string): boolean => needsWorker(spec, toolName, 'recheck');
+/** `needsWorker(spec, toolName, 'after')`. */
+export const needsWorkerAfter = (spec: AgentSpec, toolName: string): boolean => needsWorker(spec, toolName, 'after');

@@ -10,8 +10,13 @@ import { forwardDecision } from './sub-agents.js';
 import type { Background } from './background.js';
 import { refusal } from './approvals.js';
 import type { Run } from './run-state.js';
+import { recordRejectedSignals, whenRunExists } from './payloads.js';
 
 export function registerRunHandlers(current: () => Run | undefined, background: Background): void {
+  // A signal whose payload could not be decoded (src/workflows/payloads.ts) is recorded, not delivered.
+  recordRejectedSignals((signal, error) =>
+    whenRunExists(current, (run) => run.emit(signal === approveSignal.name ? { type: 'approval.rejected', error } : { type: 'signal.rejected', signal, error })),
+  );
   setHandler(transcriptQuery, (range) => current()?.transcriptPage(range) ?? { from: 0, messages: [], total: 0, firstHeld: 0 });
   setHandler(eventsQuery, (after) => current()?.eventPage(after) ?? { events: [], firstSeq: 1, lastSeq: 0 });
   setHandler(specQuery, (hash) => current()?.spec(hash) ?? null);

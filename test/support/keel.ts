@@ -6,7 +6,7 @@ import { AgentClient } from '../../src/client/agent-client.js';
 import type { Approver } from '../../src/core/approval.js';
 import type { AgentDefinition } from '../../src/core/define.js';
 import type { ProvidersConfig } from '../../src/providers/index.js';
-import { createWorker, workflowsPath, type CreateWorkerOptions, type KeelWorker } from '../../src/worker.js';
+import { createWorker, keelBundleOptions, type CreateWorkerOptions, type KeelWorker } from '../../src/worker.js';
 import { afterAll, beforeAll } from 'vitest';
 import { startModelServer, type ModelServer } from './model-server.js';
 import { quietLogger } from './quiet-logger.js';
@@ -20,7 +20,7 @@ let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
 /** Bundled once per test file: bundling takes seconds, and every worker can share it. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  bundle ??= bundleWorkflowCode({ ...keelBundleOptions, logger: quietLogger });
   return bundle;
 }
 

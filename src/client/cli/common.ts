@@ -18,3 +18,15 @@ export class CliError extends Error {
     this.name = 'CliError';
   }
 }
+
+/**
+ * The Web UI that goes with the server: --ui-url, else KEEL_UI_URL, else for a local server
+ * the dev server's own default (its port + 1000, as `temporal server start-dev` does).
+ */
+export function uiUrlFor(address: string, explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (explicit) return explicit;
+  if (env.KEEL_UI_URL) return env.KEEL_UI_URL;
+  const match = /^(?:localhost|127\.0\.0\.1|\[::1\]|0\.0\.0\.0):(\d+)$/.exec(address.trim());
+  if (match?.[1]) return `http://localhost:${Number(match[1]) + 1000}`;
+  return 'http://localhost:8233';
+}

@@ -129,6 +129,8 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
     }
     case 'approval.rejected':
       return `  ${s.yellow('!')} a decision was refused${event.callId ? ` (call ${event.callId})` : ''}: ${oneLine(event.error, Math.max(20, width - 40))}`;
+    case 'signal.rejected':
+      return `  ${s.yellow('!')} a ${s.bold(event.signal)} signal was refused: ${oneLine(event.error, Math.max(20, width - 40))}`;
     case 'permission.mode':
       return `  ${s.cyan('⚙')} permission mode ${s.bold(event.mode)} ${s.dim(`(set by ${event.by})`)}`;
     case 'guardrail.tripped':

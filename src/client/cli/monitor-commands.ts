@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { MonitorBudgets, MonitorState, PriceTable } from '../../core/monitor.js';
 import { AgentClient } from '../agent-client.js';
 import { loadConnectConfig } from '../connection.js';
-import { CliError, type GlobalOptions } from './common.js';
+import { CliError, uiUrlFor, type GlobalOptions } from './common.js';
 import { colorEnabled, createStyle } from './format.js';
 
 const out = (line = '') => process.stdout.write(`${line}\n`);
@@ -17,7 +17,6 @@ async function withClient<T>(globals: GlobalOptions, taskQueue: string | undefin
     ...(globals.namespace && { namespace: globals.namespace }),
     ...(globals.profile && { profile: globals.profile }),
   };
-  const { uiUrlFor } = await import('./commands.js');
   const address = loadConnectConfig(settings).connectionOptions.address ?? 'localhost:7233';
   const client = await AgentClient.connect({ ...settings, uiUrl: uiUrlFor(address, globals.uiUrl), ...(taskQueue && { taskQueue }) });
   try {
