@@ -73,11 +73,13 @@ export const payloadConverter: PayloadConverter = tolerantPayloadConverter(defau
 class UndecodableArguments implements WorkflowInboundCallsInterceptor {
   readonly name = PAYLOAD_GUARD_MARK;
 
-  async handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
+  // Not async, as handleUpdate below: the handler runs exactly when it would without the interceptor.
+  handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
     const problem = undecodableProblem('signal', input.signalName, input.args);
     if (problem === undefined) return next(input);
     // A signal cannot be refused: it is recorded, and the run goes on.
     rejectSignal(input.signalName, problem);
+    return Promise.resolve();
   }
 
   // async: a query that throws fails alone (the SDK's failQuery), a synchronous throw would fail the task.
@@ -93,10 +95,13 @@ class UndecodableArguments implements WorkflowInboundCallsInterceptor {
     next(input);
   }
 
-  async handleUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>): Promise<unknown> {
+  // Not async: the handler's promise is passed through as it is, so its completion is recorded in
+  // the same order relative to the run's other commands as without the interceptor (an extra await
+  // here let the main loop's next command come first, and earlier histories stopped replaying).
+  handleUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>): Promise<unknown> {
     // An Update without a validator: an ApplicationFailure fails the Update, not the task.
     const problem = undecodableProblem('Update', input.name, input.args);
-    if (problem !== undefined) throw ApplicationFailure.nonRetryable(problem, ErrorTypes.InvalidInput);
+    if (problem !== undefined) return Promise.reject(ApplicationFailure.nonRetryable(problem, ErrorTypes.InvalidInput));
     return next(input);
   }
 }
