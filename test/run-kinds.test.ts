@@ -166,6 +166,18 @@ describe('every kind of run', () => {
     expect(t.server.requests('stopper-model')).toHaveLength(1);
   });
 
+  it('stopWhen ends a monitor too: completed, naming the condition, without sleeping or another turn', async () => {
+    t.server.script('stopper-model', [
+      { toolCalls: [{ id: 'r2', name: 'submit_report', arguments: { text: 'nightly report' } }] },
+      { text: 'This turn must never be asked for.' },
+    ]);
+    const before = t.server.requests('stopper-model').length;
+    const monitor = await t.keel.client.startMonitor('stopper', 'Report every night.');
+    expect(await monitor.result()).toMatchObject({ kind: 'monitor', status: 'completed', output: 'stop condition: toolCalled submit_report', turns: 1 });
+    expect(t.server.requests('stopper-model').length - before).toBe(1);
+    expect(ofType(await monitor.run.events(), 'monitor.sleep')).toEqual([]);
+  });
+
   it("onTurnEnd continues a run past an answer with its input, recorded, until it lets an answer stand", async () => {
     t.server.script('persistent-model', [{ text: 'A is fine.' }, { text: 'A and B are fine.' }]);
     const run = await t.keel.client.start('persistent', 'Check A and B.');
