@@ -24,6 +24,7 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import { ErrorTypes, innermostError } from '../core/errors.js';
 import { preview } from '../core/limits.js';
+import { checkMonitorInput, parseInject } from '../core/schemas.js';
 import { userMessage } from '../core/messages.js';
 import {
   DEFAULT_CONTINUE_PROMPT,
@@ -503,43 +504,11 @@ function registerHandlers(m: Monitor, current: () => Run | undefined): void {
 }
 
 function validInject(input: unknown): input is InjectInput {
-  const message = typeof input === 'string' ? input : (input as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && message.trim() !== '';
+  return parseInject(input).ok;
 }
 
 function checkInput(input: MonitorInput): void {
-  const problems: string[] = [];
-  if (typeof input !== 'object' || input === null) problems.push('the input must be a JSON object');
-  else {
-    if (typeof input.agent !== 'string' || input.agent === '') problems.push('"agent" must be a non-empty string');
-    if (typeof input.goal !== 'string' || input.goal.trim() === '') problems.push('"goal" must be a non-empty string (the first prompt)');
-    if (input.continued !== undefined && !workflowInfo().continuedFromExecutionRunId) {
-      problems.push('"continued" is set by keel when a monitor continues as new, never by a caller');
-    }
-    const b = input.budgets ?? {};
-    for (const key of ['maxTurns', 'maxInputTokens', 'maxOutputTokens', 'maxCostUsd'] as const) {
-      const v = b[key];
-      if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) problems.push(`budgets.${key} must be a number, 0 or more`);
-    }
-    for (const key of ['wallclock', 'turnTimeout'] as const) {
-      const v = b[key];
-      if (v === undefined) continue;
-      let ms = Number.NaN;
-      try {
-        ms = msToNumber(v as never);
-      } catch {
-        // reported below
-      }
-      if (!Number.isFinite(ms) || ms <= 0) problems.push(`budgets.${key} must be a positive duration (milliseconds, or a string such as '2h')`);
-    }
-  }
-  if (problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: ErrorTypes.InvalidInput,
-      nonRetryable: true,
-      message: `Invalid agentMonitor input: ${problems.join('; ')}. Expected {"agent": "<name>", "goal": "<first prompt>", "budgets"?: {...}}.`,
-    });
-  }
+  checkMonitorInput(input, workflowInfo().continuedFromExecutionRunId !== undefined);
 }
 
 function shouldContinueAsNew(m: Monitor): boolean {

@@ -18,8 +18,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ErrorTypes, innermostError } from '../core/errors.js';
-import { CONTEXT_BYTES, preview, utf8Bytes } from '../core/limits.js';
+import { innermostError } from '../core/errors.js';
+import { preview } from '../core/limits.js';
+import { checkAgentRunInput } from '../core/schemas.js';
 import { userMessage } from '../core/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../core/run.js';
 import { zeroUsage } from '../core/usage.js';
@@ -181,27 +182,7 @@ function registerHandlers(input: AgentRunInput, current: () => Run | undefined):
 }
 
 function checkInput(input: AgentRunInput): void {
-  const problems: string[] = [];
-  if (typeof input !== 'object' || input === null) {
-    problems.push('the input must be a JSON object');
-  } else {
-    if (typeof input.agent !== 'string' || input.agent === '') problems.push('"agent" must be a non-empty string');
-    if (typeof input.input !== 'string') problems.push('"input" must be a string (the prompt)');
-    // Only the workflow itself continues a run; a caller cannot hand it a state.
-    if (input.continued !== undefined && !workflowInfo().continuedFromExecutionRunId) {
-      problems.push('"continued" is set by keel when a run continues as new, never by a caller');
-    }
-    if (input.context !== undefined && utf8Bytes(JSON.stringify(input.context) ?? '') > CONTEXT_BYTES) {
-      problems.push(`"context" must be at most ${CONTEXT_BYTES / 1024} KB of JSON (pass references, such as IDs, not data)`);
-    }
-  }
-  if (problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: ErrorTypes.InvalidInput,
-      nonRetryable: true,
-      message: `Invalid agentRun input: ${problems.join('; ')}. Expected {"agent": "<name>", "input": "<prompt>"}.`,
-    });
-  }
+  checkAgentRunInput(input, workflowInfo().continuedFromExecutionRunId !== undefined);
 }
 
 function shouldContinueAsNew(input: AgentRunInput): boolean {
