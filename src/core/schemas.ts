@@ -97,7 +97,8 @@ const duration = (message: string) =>
     }, { error: message })
     .meta({ description: "A positive duration: milliseconds, or a string such as '90s', '30m', '2h', '1 day'." });
 
-export const jsonValueSchema: z.ZodType<JsonValue> = z.json().meta({ description: 'Any JSON value.' }) as z.ZodType<JsonValue>;
+/** Any JSON value: a payload that reached the workflow is JSON already, so only its type is stated. */
+export const jsonValueSchema = z.custom<JsonValue>(() => true).meta({ description: 'Any JSON value.' });
 
 export const permissionModeSchema = z
   .enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], {
