@@ -5,6 +5,9 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import { defineGuardrail } from '../src/core/guardrails.js';
 import { checkAgentRunInput, checkMonitorInput, parseApprovalDecision, parseInject, parsePermissionMode } from '../src/core/schemas.js';
 
 function failure(fn: () => void): ApplicationFailure {
@@ -78,5 +81,23 @@ describe('signals', () => {
   it('a permission mode is one of the modes', () => {
     expect(parsePermissionMode('plan')).toEqual({ ok: true, mode: 'plan' });
     expect(parsePermissionMode('yolo')).toEqual({ ok: false, error: 'Unknown permission mode "yolo": use one of default, acceptEdits, plan, dontAsk, bypassPermissions.' });
+  });
+});
+
+describe('guardrail kinds', () => {
+  const noSecrets = defineGuardrail({ name: 'no-secrets', check: () => ({ tripped: false }) });
+  const tool = (guardrails: object) => defineTool({ name: 'echo', description: 'Echo.', input: z.object({ text: z.string() }), guardrails, execute: ({ text }) => text });
+
+  it('are named on a tool as on an agent, the old names kept as aliases', () => {
+    const named = tool({ toolInput: [noSecrets], toolOutput: [noSecrets] });
+    expect(named.spec.guardrails).toEqual({ toolInput: ['no-secrets'], toolOutput: ['no-secrets'] });
+    expect(tool({ input: [noSecrets], output: [noSecrets] }).spec.guardrails).toEqual(named.spec.guardrails);
+    const agent = defineAgent({ name: 'a', instructions: 'x', model: 'openai:x', tools: [named], guardrails: { toolInput: [noSecrets] } });
+    expect([...agent.guardrails.keys()]).toEqual(['no-secrets']);
+  });
+
+  it('refuses a kind a tool does not have, or one kind under both names', () => {
+    expect(() => tool({ inputs: [noSecrets] })).toThrow('tool "echo": guardrails has no kind "inputs"; a tool\'s kinds are toolInput and toolOutput.');
+    expect(() => tool({ input: [noSecrets], toolInput: [noSecrets] })).toThrow(/guardrails.input is the old name of guardrails.toolInput/);
   });
 });
