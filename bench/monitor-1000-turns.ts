@@ -12,6 +12,13 @@
  * through each start event's continuedExecutionRunId, and each execution's history is measured:
  * events, and bytes as the server stores them (protobuf). Bounded means the current execution,
  * after T turns, is about the size of the first one, after 100 turns.
+ *
+ * Wake time: the monitor goes to sleep (schedule_next_turn, an hour ahead) WAKES times in its
+ * first execution and WAKES times in its last; each time the worker is replaced by a new one (no
+ * workflow and no conversation in its caches, as after a deploy), the monitor is woken (`wake`
+ * signal), and the figure is the time from the signal to the next model request reaching the
+ * model server. A run continued as new many times should wake as fast as a new one.
+ * env: BENCH_MONITOR_WAKES (default 3), BENCH_TEMPORAL_PORT (default 7663).
  */
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
@@ -31,7 +38,8 @@ const TURNS = Number(process.env.BENCH_MONITOR_TURNS ?? 1000);
 const EVERY = 100;
 const USAGE = { inputTokens: 7, outputTokens: 3 };
 const MODEL = 'bench-monitor-turns';
-const PORT = 7663;
+const PORT = Number(process.env.BENCH_TEMPORAL_PORT ?? 7663);
+const WAKES = Number(process.env.BENCH_MONITOR_WAKES ?? 3);
 const TASK_QUEUE = 'bench-monitor-turns';
 /** Far more than the run needs (about a minute for 1,000 turns); a hang fails with this message. */
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 900) * 1000;
@@ -45,8 +53,28 @@ const agent = defineAgent({
   model: `openai:${MODEL}`,
 });
 
-/** Every turn answered at once, with text (no tool call) and the same usage. */
-const responder: Responder = () => ({ text: 'All quiet.', usage: USAGE });
+/**
+ * Model requests (1-based) answered with schedule_next_turn: the monitor then sleeps after the
+ * turn. WAKES in the first execution (its turns 21, 31, ...) and WAKES in the last (ending 20
+ * turns before the end); a turn with a sleep takes two requests.
+ */
+const sleepAt = new Set<number>();
+for (let i = 0; i < WAKES; i++) {
+  sleepAt.add(Math.min(21 + 10 * i, TURNS));
+  sleepAt.add(Math.max(1, TURNS - 20 - 10 * (WAKES - 1 - i)) + 2 * WAKES);
+}
+let answered = 0;
+/** Every turn answered at once, with text (no tool call) and the same usage, but the sleeping ones. */
+const responder: Responder = () => {
+  answered++;
+  if (sleepAt.has(answered)) {
+    return {
+      toolCalls: [{ name: 'schedule_next_turn', arguments: { delay_seconds: 3600, next_prompt: 'continue', reason: 'bench: woken by signal' } }],
+      usage: USAGE,
+    };
+  }
+  return { text: 'All quiet.', usage: USAGE };
+};
 
 interface Execution {
   runId: string;
@@ -83,15 +111,18 @@ async function main(): Promise<void> {
     const connection = await NativeConnection.connect({ address: dev.address });
     const clientConnection = await Connection.connect({ address: dev.address });
     const client = new Client({ connection: clientConnection, namespace: 'default' });
-    const worker = await createWorker({
-      agents: [agent],
-      connection,
-      namespace: 'default',
-      taskQueue: TASK_QUEUE,
-      providers: { openai: { apiKey: 'bench', baseURL: models.openaiBaseURL } },
-      workflowBundle: bundle,
-    });
-    const running = worker.run();
+    const startWorker = async () => {
+      const worker = await createWorker({
+        agents: [agent],
+        connection,
+        namespace: 'default',
+        taskQueue: TASK_QUEUE,
+        providers: { openai: { apiKey: 'bench', baseURL: models.openaiBaseURL } },
+        workflowBundle: bundle,
+      });
+      return { worker, running: worker.run() };
+    };
+    let current = await startWorker();
     try {
       const agents = new AgentClient({ client, taskQueue: TASK_QUEUE });
       const started = Date.now();
@@ -99,13 +130,36 @@ async function main(): Promise<void> {
         budgets: { maxTurns: TURNS },
         options: { continueAsNewEveryTurns: EVERY },
       });
-      const result = await monitor.result();
+      const wakes: { turn: number; execution: number; ms: number }[] = [];
+      let sleepsSeen = 0;
+      let slept = 0;
+      const ended = monitor.result();
+      for (;;) {
+        const done = await Promise.race([ended.then(() => true), delay(20).then(() => false)]);
+        if (done) break;
+        sleepsSeen = [...sleepAt].filter((n) => n <= answered).length;
+        if (sleepsSeen === slept) continue;
+        const state = await monitor.status().catch(() => undefined);
+        if (state?.phase !== 'sleeping') continue;
+        slept++;
+        // A new worker: nothing of the monitor in its caches.
+        current.worker.shutdown();
+        await current.running;
+        current = await startWorker();
+        const before = models.requests(MODEL).length;
+        const wokenAt = Date.now();
+        await monitor.wake();
+        while (models.requests(MODEL).length === before) await delay(2);
+        const executions = await chainLength(client, monitor.workflowId);
+        wakes.push({ turn: state.turns, execution: executions, ms: models.requests(MODEL)[before]!.receivedAt - wokenAt });
+      }
+      const result = await ended;
       const seconds = (Date.now() - started) / 1000;
       const chain = await walkChain(client, monitor.workflowId);
-      report(result, chain, seconds, models.requests(MODEL).length);
+      report(result, chain, seconds, models.requests(MODEL).length, wakes);
     } finally {
-      worker.shutdown();
-      await running;
+      current.worker.shutdown();
+      await current.running;
       await clientConnection.close();
       await connection.close();
     }
@@ -114,6 +168,21 @@ async function main(): Promise<void> {
     await models.close();
     stopAllDevServers();
     clearTimeout(timeout);
+  }
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How many executions the chain has so far. */
+async function chainLength(client: Client, workflowId: string): Promise<number> {
+  let n = 0;
+  let runId: string | undefined;
+  for (;;) {
+    n++;
+    const description = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const previous = description.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (!previous) return n;
+    runId = previous;
   }
 }
 
@@ -154,6 +223,7 @@ function report(
   chain: Execution[],
   seconds: number,
   modelRequests: number,
+  wakes: { turn: number; execution: number; ms: number }[],
 ): void {
   if (result.status !== 'max_turns') throw new Error(`the monitor ended ${result.status}, expected max_turns`);
   // Every execution but the last is shown when the chain is short; else the first three and the last three.
@@ -180,7 +250,8 @@ function report(
 
   const first = chain[0]!;
   const current = chain.at(-1)!;
-  const expected = { inputTokens: TURNS * USAGE.inputTokens, outputTokens: TURNS * USAGE.outputTokens };
+  // Every request has the same usage; a turn that schedules a sleep makes two.
+  const expected = { inputTokens: modelRequests * USAGE.inputTokens, outputTokens: modelRequests * USAGE.outputTokens };
   const turnsExact = result.turns === TURNS;
   const usageExact = result.usage.inputTokens === expected.inputTokens && result.usage.outputTokens === expected.outputTokens;
   const diff = (a: number, b: number) => `${a - b >= 0 ? '+' : ''}${a - b}`;
@@ -209,8 +280,17 @@ function report(
           `  episode per turn the model still sees, until the conversation outgrows options.contextTokens and compaction drops the oldest.\n`
         : '') +
       `Totals: turns ${result.turns} (${turnsExact ? 'exact' : `off by ${diff(result.turns, TURNS)}`}); usage ${result.usage.inputTokens} input / ` +
-      `${result.usage.outputTokens} output tokens (${usageText}: ${TURNS} x ${USAGE.inputTokens} / ${USAGE.outputTokens}); ${modelRequests} model requests.\n` +
+      `${result.usage.outputTokens} output tokens (${usageText}: ${modelRequests} requests x ${USAGE.inputTokens} / ${USAGE.outputTokens}); ${modelRequests} model requests.\n` +
       `Elapsed: ${fmt(seconds)} s for ${TURNS} turns (${fmt((seconds * 1000) / TURNS, 1)} ms per turn).`,
+  );
+  const last = chain.length;
+  const at = (first: boolean) => wakes.filter((w) => (first ? w.execution === 1 : w.execution === last)).map((w) => w.ms);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
+  console.log(
+    `\nWake time on a new worker (from the wake signal to the model request), ms: in the first execution ` +
+      `${at(true).map((ms) => fmt(ms, 0)).join(', ')} (median ${fmt(median(at(true)), 0)}); in the last (execution ${last}) ` +
+      `${at(false).map((ms) => fmt(ms, 0)).join(', ')} (median ${fmt(median(at(false)), 0)}): ` +
+      `${fmt(median(at(false)) - median(at(true)), 0)} ms more, ${fmt((median(at(false)) - median(at(true))) / Math.max(1, last - 1), 1)} ms per execution.`,
   );
   if (!turnsExact || !usageExact) process.exitCode = 1;
 }

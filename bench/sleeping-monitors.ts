@@ -1,11 +1,15 @@
 /**
- * 10,000 monitors sleeping at once on one dev server and one worker: the worker's RSS as their
+ * First, what one run asleep in a worker's cache costs, with the worker's default settings: the RSS
+ * per cached run of keel's sleeping monitor and of the floor (a bare workflow on a timer), and
+ * their ratio (goal: at most 2 x), BENCH_CACHED runs of each in a worker of their own.
+ *
+ * Then 10,000 monitors sleeping at once on one dev server and one worker: the worker's RSS as their
  * number grows (flat: a sleeping monitor costs the worker nothing, its workflow cache evicts it),
  * then a burst of 500 of them woken together: the time until all have finished a turn, and the
  * worker's peak RSS meanwhile. About 10 minutes on 2 cores.
  *
  *   npx tsx bench/sleeping-monitors.ts
- *   (env: BENCH_MONITORS, default 10000; BENCH_BURST, default 500; BENCH_IN_FLIGHT, default 200;
+ *   (env: BENCH_CACHED, default 400; BENCH_TEMPORAL_PORT, default 7673; BENCH_MONITORS, default 10000; BENCH_BURST, default 500; BENCH_IN_FLIGHT, default 200;
  *    BENCH_MAX_CACHED, default 1000; BENCH_WORKER_HEAP_MB, default 512; BENCH_TIMEOUT_S, default 2400)
  *
  * The worker runs in a child process (bench/support/monitor-worker.ts) so that its RSS is its
@@ -51,9 +55,20 @@ const HEAP_MB = Number(process.env.BENCH_WORKER_HEAP_MB ?? 512);
 const STALL_MS = 180_000;
 /** After a step, the worker finishes its last tasks and the RSS settles before it is read. */
 const SETTLE_MS = 4_000;
+/** BENCH_ONLY_CACHED=1: the first part only (runs asleep in the cache of a worker with default settings). */
+const ONLY_CACHED = process.env.BENCH_ONLY_CACHED === '1';
+/** The first part: the least time after a step before the worker's RSS is read (see measureCached). */
+const QUIET_MS = 60_000;
 /** Start RPCs in flight at once (within the IN_FLIGHT window of monitors not yet asleep). */
 const START_CONCURRENCY = 20;
-const PORT = 7673;
+/** The dev server's port (its UI: this + 1000): BENCH_TEMPORAL_PORT, so that benchmarks run side by side stay apart. */
+const PORT = Number(process.env.BENCH_TEMPORAL_PORT ?? 7673);
+/**
+ * The first part: this many runs asleep in a worker's cache, a worker with every option at its
+ * default, for keel's monitor and for the floor (a bare workflow on a timer), measured at half and
+ * all of them.
+ */
+const CACHED = Number(process.env.BENCH_CACHED ?? 400);
 const TASK_QUEUE = 'bench-sleepers';
 const MODEL = 'bench-sleeper';
 const AGENT = 'bench-sleeper';
@@ -66,7 +81,7 @@ const MIB = 1024 * 1024;
 const DEV_FLAGS = '--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=off';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-for (const [name, value] of Object.entries({ BENCH_MONITORS: N, BENCH_BURST: BURST, BENCH_IN_FLIGHT: IN_FLIGHT, BENCH_MAX_CACHED: MAX_CACHED })) {
+for (const [name, value] of Object.entries({ BENCH_CACHED: CACHED, BENCH_TEMPORAL_PORT: PORT, BENCH_MONITORS: N, BENCH_BURST: BURST, BENCH_IN_FLIGHT: IN_FLIGHT, BENCH_MAX_CACHED: MAX_CACHED })) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got ${value}`);
 }
 if (!Number.isInteger(HEAP_MB) || HEAP_MB < 0) throw new Error(`BENCH_WORKER_HEAP_MB must be a whole number, 0 or more, got ${HEAP_MB}`);
@@ -84,6 +99,8 @@ interface Sample {
 /** What the scripted model has seen of each monitor, by its index. */
 const asleep = new Set<number>();
 const wakeRequestAt = new Map<number, number>();
+/** The monitors of the first part (`cached <i>: ...`) asleep, by index. */
+const cachedAsleep = new Set<number>();
 let onAsleep: () => void = () => undefined;
 
 /**
@@ -101,6 +118,18 @@ function responder(wakeAt: string): Responder {
     const prompt = String(messages[lastUser]?.content ?? '');
     const afterTool = messages.slice(lastUser + 1).some((m) => m.role === 'tool');
     const usage = { inputTokens: 20, outputTokens: 5 };
+    const cached = /^cached (\d+):/.exec(prompt);
+    if (cached) {
+      const i = Number(cached[1]);
+      if (!afterTool) {
+        return {
+          toolCalls: [{ id: `cached_${i}`, name: 'schedule_next_turn', arguments: { at: wakeAt, next_prompt: `wake-cached ${i}`, reason: 'look again tomorrow' } }],
+          usage,
+        };
+      }
+      cachedAsleep.add(i);
+      return { text: 'Nothing to do until tomorrow.', usage };
+    }
     const sleeper = /^sleeper (\d+):/.exec(prompt);
     if (sleeper) {
       const i = Number(sleeper[1]);
@@ -133,17 +162,20 @@ interface WorkerProcess {
   child: ChildProcess;
   samples: Sample[];
   exited: boolean;
+  /** The worker's workflow cache size, as the worker compiled its options. */
+  maxCached: number;
 }
 
-function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
+/** `heapMb` 0: Node's default heap limit. */
+function spawnWorker(env: Record<string, string>, heapMb = HEAP_MB): Promise<WorkerProcess> {
   return new Promise((resolve, reject) => {
-    const heap = HEAP_MB > 0 ? [`--max-old-space-size=${HEAP_MB}`] : [];
+    const heap = heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : [];
     const child = spawn(process.execPath, [...heap, '--import', 'tsx', 'bench/support/monitor-worker.ts'], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const worker: WorkerProcess = { child, samples: [], exited: false };
+    const worker: WorkerProcess = { child, samples: [], exited: false, maxCached: 0 };
     let buffer = '';
     const timer = setTimeout(() => reject(new Error('the worker process was not ready within 180 s')), 180_000);
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -154,6 +186,7 @@ function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
         const m = /^rss (\d+) heap (\d+) cached (\d+)/.exec(line);
         if (m) worker.samples.push({ at: Date.now(), rss: Number(m[1]), heap: Number(m[2]), cached: Number(m[3]) });
         else if (line.startsWith('ready')) {
+          worker.maxCached = Number(line.split(' ')[2]);
           clearTimeout(timer);
           resolve(worker);
         }
@@ -185,6 +218,126 @@ async function waitUntil(what: string, done: () => Promise<boolean> | boolean, p
   }
 }
 
+interface CachedFigures {
+  kind: 'keel' | 'floor';
+  maxCached: number;
+  idle: number;
+  half: number;
+  full: number;
+  /** Bytes of RSS per cached run: from half to all of them asleep in the cache. */
+  perRun: number;
+  seconds: number;
+}
+
+/**
+ * The first part: CACHED runs asleep in one worker's cache, a worker with Temporal's and keel's
+ * defaults (no maxCachedWorkflows, no heap limit), in a process of its own. `keel`: keel's worker,
+ * each run a monitor asleep after its first turn (schedule_next_turn); `floor`: a plain Temporal
+ * worker of bench/timer-floor-workflow.ts, each run a bare workflow waiting on a timer. The
+ * worker's settled RSS is read at CACHED/2 and CACHED runs cached; their difference over CACHED/2
+ * is the cost of one cached run, without what the first run pays once (compiled code, the shared
+ * modules).
+ */
+async function measureCached(
+  kind: 'keel' | 'floor',
+  ctx: { address: string; modelsUrl: string; client: Client; agents: AgentClient },
+): Promise<CachedFigures> {
+  const began = Date.now();
+  const taskQueue = `bench-cached-${kind}`;
+  const w = await spawnWorker(
+    { TEMPORAL_ADDRESS: ctx.address, KEEL_TASK_QUEUE: taskQueue, MODEL_SERVER_URL: ctx.modelsUrl, BENCH_FLOOR: kind === 'floor' ? '1' : '', BENCH_MAX_CACHED: '' },
+    0,
+  );
+  try {
+    if (w.maxCached < CACHED) {
+      throw new Error(`the worker's default cache holds ${w.maxCached} runs, fewer than BENCH_CACHED (${CACHED})`);
+    }
+    const settled = () => w.samples.slice(-3).reduce((n, s) => n + s.rss, 0) / Math.min(3, w.samples.length);
+    const cachedNow = () => w.samples.at(-1)?.cached ?? 0;
+    // Right after a step the workflow thread's heap still holds the garbage of the runs' tasks; V8
+    // collects it once the worker is idle (its memory reducer: a few collections over about a
+    // minute; seen: 437 -> 390 MiB at 30-55 s with 400 floor runs). The RSS read is the settled
+    // one: at least QUIET_MS after the step, once it has not moved by more than 1 MiB for 15 s.
+    const quiet = async () => {
+      const from = Date.now();
+      for (;;) {
+        await sleep(1000);
+        const recent = w.samples.filter((s) => s.at >= Date.now() - 15_000).map((s) => s.rss);
+        const still = recent.length >= 10 && Math.max(...recent) - Math.min(...recent) <= MIB;
+        if ((Date.now() - from >= QUIET_MS && still) || Date.now() - from >= 3 * QUIET_MS) return settled();
+      }
+    };
+    await sleep(SETTLE_MS);
+    const idle = settled();
+    let next = 0;
+    const startUpTo = async (target: number) => {
+      const starter = async () => {
+        for (;;) {
+          while (kind === 'keel' && next - cachedAsleep.size >= IN_FLIGHT) await sleep(50);
+          if (next >= target) return;
+          const i = next++;
+          if (kind === 'keel') {
+            await ctx.agents.startMonitor(AGENT, `cached ${i}: look at the service, then decide when to look again.`, {
+              workflowId: `cached-sleeper-${i}`,
+              taskQueue,
+            });
+          } else {
+            await ctx.client.workflow.start('floorSleeper', { taskQueue, workflowId: `cached-floor-${i}` });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: START_CONCURRENCY }, starter));
+      const query =
+        kind === 'keel'
+          ? `TaskQueue = '${taskQueue}' AND KeelStatus = 'sleeping'`
+          : `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`;
+      let asleepCount = 0;
+      await waitUntil(
+        `${target} ${kind} runs asleep and cached`,
+        async () => {
+          asleepCount = (await ctx.client.workflow.count(query)).count;
+          return asleepCount >= target && cachedNow() >= target && (kind === 'floor' || cachedAsleep.size >= target);
+        },
+        () => asleepCount + cachedNow(),
+      );
+      return quiet();
+    };
+    const half = await startUpTo(CACHED / 2);
+    const full = await startUpTo(CACHED);
+    return { kind, maxCached: w.maxCached, idle, half, full, perRun: (full - half) / (CACHED / 2), seconds: (Date.now() - began) / 1000 };
+  } finally {
+    w.child.kill('SIGTERM');
+    await Promise.race([new Promise((r) => w.child.once('exit', r)), sleep(10_000)]);
+    if (!w.exited) w.child.kill('SIGKILL');
+  }
+}
+
+function printCached(figures: CachedFigures[]): void {
+  const keel = figures.find((f) => f.kind === 'keel')!;
+  const floor = figures.find((f) => f.kind === 'floor')!;
+  console.log(
+    `\nA run asleep in the worker's cache, with the worker's default settings (no maxCachedWorkflows: the default cache holds\n` +
+      `${keel.maxCached} runs; no heap limit); ${CACHED} runs cached, each worker in a process of its own. Per cached run: the worker's\n` +
+      `RSS from ${CACHED / 2} to ${CACHED} runs cached, over ${CACHED / 2}, each read once settled (at least ${QUIET_MS / 1000} s after the step,\n` +
+      `when V8 has collected the garbage of the runs' tasks); KiB = 1024 bytes.\n`,
+  );
+  console.log(
+    table([
+      ['run asleep in the cache', 'idle RSS MiB', `${CACHED / 2} cached MiB`, `${CACHED} cached MiB`, 'per cached run KiB', `${CACHED} cached over idle, per run KiB`],
+      ...[keel, floor].map((f) => [
+        f.kind === 'keel' ? "keel's monitor (after one turn)" : 'floor: bare workflow on a timer',
+        fmt(f.idle / MIB, 0),
+        fmt(f.half / MIB, 0),
+        fmt(f.full / MIB, 0),
+        fmt(f.perRun / 1024, 0),
+        fmt((f.full - f.idle) / CACHED / 1024, 0),
+      ]),
+    ]),
+  );
+  const ratio = keel.perRun / floor.perRun;
+  console.log(`  keel's sleeping monitor / floor, per cached run: ${fmt(ratio, 2)} x (goal: at most 2 x${ratio <= 2 ? ', met' : ', NOT MET'}).`);
+}
+
 async function main(): Promise<void> {
   const began = Date.now();
   const deadline = setTimeout(() => {
@@ -195,7 +348,8 @@ async function main(): Promise<void> {
 
   const wakeAt = new Date(Date.now() + 24 * 3600_000).toISOString();
   console.log(
-    `Sleeping monitors: ${N} monitors asleep at once on one dev server and one worker process, then ${BURST} of them woken together.\n` +
+    `Sleeping monitors: first ${CACHED} runs asleep in the cache of a worker with default settings, keel's monitor and the floor;\n` +
+      `then ${N} monitors asleep at once on one dev server and one worker process, then ${BURST} of them woken together.\n` +
       `  worker: maxCachedWorkflows ${MAX_CACHED} (so sleepers are evicted), ` +
       `${HEAP_MB > 0 ? `node --max-old-space-size=${HEAP_MB}` : 'no heap limit (Node default)'}, other worker options at their defaults\n` +
       `  (maxConcurrentWorkflowTaskExecutions 40, maxConcurrentActivityTaskExecutions 100); at most ${IN_FLIGHT} monitors started and\n` +
@@ -214,7 +368,22 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: dev.address });
   const client = new Client({ connection, namespace: 'default' });
   const agents = new AgentClient({ client, taskQueue: TASK_QUEUE });
+  let cachedPart: CachedFigures[];
   try {
+    cachedPart = [];
+    for (const kind of ['keel', 'floor'] as const) {
+      const figures = await measureCached(kind, { address: dev.address, modelsUrl: models.url, client, agents });
+      cachedPart.push(figures);
+      console.log(
+        `  ${kind === 'keel' ? "keel's sleeping monitor" : 'floor (bare workflow on a timer)'}: ${CACHED} cached, ` +
+          `${fmt(figures.perRun / 1024, 0)} KiB of worker RSS per cached run (${CACHED / 2} -> ${CACHED}), ` +
+          `idle ${fmt(figures.idle / MIB, 0)} MiB, ${fmt(figures.full / MIB, 0)} MiB with ${CACHED} cached`,
+      );
+    }
+    if (ONLY_CACHED) {
+      printCached(cachedPart);
+      return;
+    }
     worker = await spawnWorker({
       TEMPORAL_ADDRESS: dev.address,
       KEEL_TASK_QUEUE: TASK_QUEUE,
@@ -237,7 +406,7 @@ async function main(): Promise<void> {
     };
     const peakSince = (from: number) => Math.max(...w.samples.filter((s) => s.at >= from).map((s) => s.rss), 0);
     const sleepingCount = async () =>
-      (await client.workflow.count(`WorkflowType = 'agentMonitor' AND KeelStatus = 'sleeping'`)).count;
+      (await client.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND KeelStatus = 'sleeping'`)).count;
 
     await sleep(SETTLE_MS);
     const idle = settled();
@@ -388,6 +557,8 @@ async function main(): Promise<void> {
     } else {
       console.log(`  (${N} monitors: too few to fill the worker's cache of ${MAX_CACHED} runs twice over; flatness is not shown.)`);
     }
+
+    printCached(cachedPart);
 
     console.log(
       `\nBurst: ${BURST} monitors woken together by wake signals (the first started: asleep the longest` +

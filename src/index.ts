@@ -4,8 +4,8 @@
  * worker needs (the worker, providers, Claude Code settings).
  */
 export * from './client/index.js';
-export { PERMISSION_MODES } from './core/permissions.js';
-export type { PermissionDecision, PermissionMode, PermissionSettings } from './core/permissions.js';
+export { PERMISSION_MODES } from './core/permissions/index.js';
+export type { PermissionDecision, PermissionMode, PermissionSettings } from './core/permissions/index.js';
 export { loadClaudeSettings } from './activities/claude-settings.js';
 export { ProviderError } from './core/errors.js';
 export type { ModelProvider, ModelRequest, ModelResponse } from './core/model.js';

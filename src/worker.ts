@@ -6,9 +6,9 @@
  *   await worker.run();
  */
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
-import { AgentRegistry, ConversationCache, createActivities, runKey } from './activities/index.js';
+import { AgentRegistry, ConversationCache, createActivities, runKey, type WorkflowBundle } from './activities/index.js';
 import { loadConnectConfig, ServerUnreachableError, type ConnectSettings } from './client/connection.js';
 import type { Approver } from './core/approval.js';
 import type { AgentDefinition } from './core/define.js';
@@ -80,17 +80,26 @@ export async function createWorker(options: CreateWorkerOptions): Promise<KeelWo
         fn: (info, previousRunId) => cache.rename(runKey(info.workflowId, previousRunId), runKey(info.workflowId, info.runId)),
         callDuringReplay: false,
       },
+      carried: {
+        fn: (info, segments) => {
+          for (const s of segments) cache.fill(runKey(info.workflowId, info.runId), s.start, s.messages);
+        },
+        callDuringReplay: false,
+      },
     },
   };
+  // Bundled once: the worker runs it, and the model activity replays histories with it on a cache miss.
+  const { workflowsPath: ownPath, workflowBundle: ownBundle, ...workerOptions } = options.workerOptions ?? {};
+  const workflowBundle: WorkflowBundle = options.workflowBundle ?? ownBundle ?? (await bundle(ownPath ?? workflowsPath, workerOptions));
 
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace,
     taskQueue,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
-    activities: createActivities({ registry, providers, client, cache, ...(options.approver && { approver: options.approver }) }),
+    workflowBundle,
+    activities: createActivities({ registry, providers, client, cache, workflowBundle, ...(options.approver && { approver: options.approver }) }),
     sinks,
-    ...options.workerOptions,
+    ...workerOptions,
   });
 
   /** The connection is ours to close when we opened it, once the worker has stopped. */
@@ -109,6 +118,19 @@ export async function createWorker(options: CreateWorkerOptions): Promise<KeelWo
     runUntil: (fnOrPromise) => closingConnection(worker.runUntil(fnOrPromise)),
     shutdown: () => worker.shutdown(),
   };
+}
+
+/** The workflow code as Worker.create would bundle it from the same options. */
+function bundle(path: string, options: Partial<WorkerOptions>): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({
+    workflowsPath: path,
+    logger: Runtime.instance().logger,
+    ...(options.interceptors?.workflowModules && { workflowInterceptorModules: options.interceptors.workflowModules }),
+    ...(options.dataConverter?.payloadConverterPath && { payloadConverterPath: options.dataConverter.payloadConverterPath }),
+    ...(options.dataConverter?.failureConverterPath && { failureConverterPath: options.dataConverter.failureConverterPath }),
+    ...(options.bundlerOptions?.ignoreModules && { ignoreModules: options.bundlerOptions.ignoreModules }),
+    ...(options.bundlerOptions?.webpackConfigHook && { webpackConfigHook: options.bundlerOptions.webpackConfigHook }),
+  });
 }
 
 async function nativeConnect(options: CreateWorkerOptions) {

@@ -5,6 +5,7 @@ import { defineAgent, defineTool } from '../src/core/define.js';
 import type { Message } from '../src/core/messages.js';
 import { useKeel } from './support/keel.js';
 import { activityEvents, eventTypes, historyOf } from './support/history.js';
+import { until } from './support/until.js';
 
 const FILES: Record<string, string> = {
   'README.md': '# Hello\nThis project says hello.',
@@ -12,13 +13,21 @@ const FILES: Record<string, string> = {
 };
 
 /** When each tool call ran, as the tool itself saw it, by workflow ID. */
-const windows = new Map<string, { start: number; end: number }[]>();
+const windows = new Map<string, { callId: string; start: number; end: number }[]>();
 
-async function timed<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
-  const window = { start: performance.now(), end: Infinity };
-  windows.set(workflowId, [...(windows.get(workflowId) ?? []), window]);
+/**
+ * The two calls of the parallel turn (c1 and c2) each wait until the other has started: run one
+ * after the other, the first would wait in vain and fail, and its error would be its result.
+ */
+const partners: Record<string, string> = { c1: 'c2', c2: 'c1' };
+
+async function timed<T>(ctx: { workflowId: string; callId: string }, fn: () => T): Promise<T> {
+  const window = { callId: ctx.callId, start: performance.now(), end: Infinity };
+  windows.set(ctx.workflowId, [...(windows.get(ctx.workflowId) ?? []), window]);
   try {
-    return await fn();
+    const partner = partners[ctx.callId];
+    if (partner) await until(() => windows.get(ctx.workflowId)!.some((w) => w.callId === partner), Boolean, { timeoutMs: 20_000, intervalMs: 10 });
+    return fn();
   } finally {
     window.end = performance.now();
   }
@@ -29,9 +38,7 @@ const readFile = defineTool({
   description: 'Read a file of the project.',
   input: z.object({ path: z.string() }),
   readOnly: true,
-  execute: ({ path }, ctx) => timed(ctx.workflowId, async () => {
-    // Long enough that parallel calls overlap even on a busy machine.
-    await new Promise((r) => setTimeout(r, 150));
+  execute: ({ path }, ctx) => timed(ctx, () => {
     const text = FILES[path];
     if (text === undefined) throw new Error(`no such file: ${path}`);
     return text;
@@ -43,10 +50,7 @@ const listDir = defineTool({
   description: 'List the files of the project.',
   input: z.object({}),
   readOnly: true,
-  execute: (_args, ctx) => timed(ctx.workflowId, async () => {
-    await new Promise((r) => setTimeout(r, 150));
-    return Object.keys(FILES);
-  }),
+  execute: (_args, ctx) => timed(ctx, () => Object.keys(FILES)),
 });
 
 /** A read-only tool that fails for good: its attempt times out, and it has no retries left. */
@@ -60,15 +64,16 @@ const flaky = defineTool({
   execute: () => new Promise(() => undefined),
 });
 
-/** A read-only sibling that takes a while and says when it is done. */
+/** A read-only sibling that ends only after the flaky call has failed for good, and says when it is done. */
 const finished = new Set<string>();
 const slowSibling = defineTool({
   name: 'slow_sibling',
-  description: 'Takes three seconds.',
+  description: 'Takes a while.',
   input: z.object({}),
   readOnly: true,
   execute: async (_args, ctx) => {
-    await new Promise((r) => setTimeout(r, 3_000));
+    const history = () => t.keel.env.client.workflow.getHandle(ctx.workflowId).fetchHistory();
+    await until(async () => eventTypes(await history()), (types) => types.includes('ACTIVITY_TASK_TIMED_OUT'), { timeoutMs: 30_000 });
     finished.add(ctx.workflowId);
     return 'sibling done';
   },
@@ -137,6 +142,7 @@ describe.each([
     const result = await run.result();
 
     expect(result).toEqual({
+      kind: 'run',
       status: 'completed',
       output: 'The project prints hello.',
       usage: { inputTokens: 600, outputTokens: 60 },

@@ -559,6 +559,7 @@ describe('formatting approvals and the new events', () => {
     const status = formatStatus(
       { workflowId: 'w1', agent: 'mailer', status: 'awaiting_approval', startTime: new Date(now), uiUrl: 'http://ui' },
       {
+        kind: 'run',
         agent: 'mailer',
         status: 'awaiting_approval',
         turns: 2,
@@ -584,6 +585,7 @@ describe('formatting approvals and the new events', () => {
   it('prints what blocked a run', () => {
     const lines = formatResult(
       {
+        kind: 'run',
         status: 'blocked',
         output: null,
         usage: { inputTokens: 10, outputTokens: 2 },

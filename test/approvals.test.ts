@@ -6,13 +6,18 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ApplicationFailure } from '@temporalio/common';
+import { Worker } from '@temporalio/worker';
 import { ApprovalRejectedError, type RunHandle } from '../src/client/agent-client.js';
 import type { PendingApproval } from '../src/core/approval.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
+import { ErrorTypes, innermostError } from '../src/core/errors.js';
 import type { RunEvent } from '../src/core/run.js';
+import { Approvals } from '../src/workflows/approvals.js';
+import type { Run } from '../src/workflows/run-state.js';
 import { runCommand } from './support/cli.js';
-import { eventTypes, historyOf } from './support/history.js';
-import { providersFor, startKeel, TEMPORAL_ADDRESS, useKeel } from './support/keel.js';
+import { activityEvents, decode, eventTypes, historyOf } from './support/history.js';
+import { providersFor, startKeel, TEMPORAL_ADDRESS, useKeel, workflowBundle } from './support/keel.js';
 import { until as waitUntil } from './support/until.js';
 
 const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000) => waitUntil(read, ok, { timeoutMs, retryErrors: true });
@@ -100,7 +105,20 @@ const slowHook = defineAgent({
   hooks: { PreToolUse: [{ matcher: 'deploy', hooks: [{ type: 'command', command: 'sleep 2' }] }] },
 });
 
-const t = useKeel([ops, timed, lenient, slowHook]);
+/** Takes any fields besides its name (z.looseObject): an edit may add some. */
+const label = defineTool({
+  name: 'label',
+  description: 'Label a release.',
+  input: z.looseObject({ name: z.string(), meta: z.object({ owner: z.string() }).optional() }),
+  requiresApproval: true,
+  execute: (args, ctx) => {
+    record(ctx.workflowId, `label ${JSON.stringify(args)}`);
+    return 'labelled';
+  },
+});
+const labeller = defineAgent({ name: 'ops-label', instructions: 'You label releases.', model: MODEL, tools: [label], modelSettings: retry });
+
+const t = useKeel([ops, timed, lenient, slowHook, labeller]);
 
 /** A run of `agent` on a model of its own, scripted with `steps`. */
 async function start(agent: string, steps: Parameters<typeof t.server.script>[1], options: { permissionMode?: 'plan' | 'dontAsk' | 'acceptEdits' | 'bypassPermissions' } = {}) {
@@ -171,6 +189,75 @@ describe('a call that requires approval', () => {
     expect(await run.result()).toMatchObject({ status: 'completed' });
   });
 
+  it('every refusal through the Update is a non-retryable failure of one type, naming what is wrong', async () => {
+    const { run } = await start('ops', deployThenAnswer());
+    await waitingFor(run);
+    const refusal = async (decided: Promise<unknown>) => {
+      const err: unknown = await decided.then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ApprovalRejectedError);
+      const failure = innermostError(err);
+      expect(failure).toBeInstanceOf(ApplicationFailure);
+      expect(failure).toMatchObject({ type: ErrorTypes.ApprovalRejected, nonRetryable: true });
+      return failure.message;
+    };
+    expect(await refusal(run.approve('nope'))).toMatch(/Call "nope" is not waiting/);
+    expect(await refusal(run.decide({ callId: 'd1', decision: 'maybe' as 'allow' }))).toMatch(/"decision" must be "allow" or "deny"/);
+    expect(await refusal(run.approve('d1', { arguments: { env: 'moon' } }))).toMatch(/do not match its schema/);
+    expect(await refusal(run.approve('d1', { arguments: { env: 'staging', region: 'eu' } }))).toMatch(/"region".*deploy takes: env, version/);
+    await run.approve('d1');
+    expect(await run.result()).toMatchObject({ status: 'completed' });
+  });
+
+  it('a decision for a call already decided is refused the same way', () => {
+    const approvals = new Approvals({ agent: { tools: [] } } as unknown as Run, {});
+    approvals.expect(1, ops.spec, [{ id: 'd1', name: 'deploy' }]);
+    approvals.receive(approvals.check({ callId: 'd1', decision: 'allow' }), 'update');
+    let thrown: unknown;
+    try {
+      approvals.check({ callId: 'd1', decision: 'deny' });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(ApplicationFailure);
+    expect(thrown).toMatchObject({ type: ErrorTypes.ApprovalRejected, nonRetryable: true, message: 'Call "d1" was already decided.' });
+  });
+
+  it('an edit with a field the tool does not take is refused, naming it: by Update nothing is written, by Signal an event; the call still waits', async () => {
+    const { run } = await start('ops', deployThenAnswer());
+    await waitingFor(run);
+    const before = (await historyOf(run)).events!.length;
+    await expect(run.approve('d1', { arguments: { env: 'staging', region: 'eu' } })).rejects.toThrow(
+      /The edited arguments for deploy have a field it does not take: "region" \(deploy takes: env, version\)/,
+    );
+    expect((await historyOf(run)).events!.length).toBe(before);
+    await run.signalDecision({ callId: 'd1', decision: 'allow', arguments: { env: 'staging', regions: ['eu'], Env: 'prod' } });
+    const [rejected] = await until(() => events(run, 'approval.rejected'), (e) => e.length === 1);
+    expect(rejected).toMatchObject({ callId: 'd1', error: expect.stringMatching(/fields it does not take: "regions", "Env" \(deploy takes: env, version\)/) });
+    expect((await run.status()).status).toBe('awaiting_approval');
+    expect((await run.pending()).map((p) => p.callId)).toEqual(['d1']);
+    await run.signalDecision({ callId: 'd1', decision: 'allow', arguments: { env: 'staging' } });
+    expect(await run.result()).toMatchObject({ status: 'completed' });
+    expect(effects.get(run.workflowId)).toEqual(['deploy staging']);
+    // The refusal is behind a patch (runs recorded before it ran such edits): its history replays.
+    const history = await historyOf(run);
+    const patches = (history.events ?? []).flatMap((e) => e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads ?? []).map(decode);
+    expect(patches).toEqual([{ id: 'keel-refuse-unknown-fields', deprecated: false }]);
+    const sinks = { conversation: { append: { fn: () => undefined }, continued: { fn: () => undefined } } };
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), sinks }, history, run.workflowId);
+  });
+
+  it('a tool that takes extra fields (z.looseObject) keeps them in an edit; its nested z.object does not', async () => {
+    const { run } = await start('ops-label', [{ toolCalls: [{ id: 'l1', name: 'label', arguments: { name: 'v1' } }] }, { text: 'Labelled.' }]);
+    await waitingFor(run);
+    await expect(run.approve('l1', { arguments: { name: 'v1', meta: { owner: 'ann', team: 'ops' } } })).rejects.toThrow(
+      /have a field it does not take: "meta.team" \(meta takes: owner\)/,
+    );
+    await run.approve('l1', { arguments: { name: 'v2', color: 'red', meta: { owner: 'ann' } } });
+    expect(await run.result()).toMatchObject({ status: 'completed' });
+    const [ran] = effects.get(run.workflowId)!;
+    expect(JSON.parse(ran!.replace(/^label /, ''))).toEqual({ name: 'v2', color: 'red', meta: { owner: 'ann' } });
+  });
+
   it('an edit that passes runs with the edited arguments; one the policy denies is denied with the reason', async () => {
     const edited = await start('ops', deployThenAnswer({ env: 'prod' }));
     await waitingFor(edited.run);
@@ -203,7 +290,11 @@ describe('a call that requires approval', () => {
     expect(pending.map((p) => p.callId).sort()).toEqual(['d1', 'd2']);
     // The second decided first: nothing runs until the first call (in the model's order) is decided.
     expect(await run.deny('d2', 'prod is frozen')).toEqual({ callId: 'd2', decision: 'deny', pending: 1 });
-    await new Promise((r) => setTimeout(r, 500));
+    // The Update's completion is recorded with the workflow task that took the decision, together
+    // with whatever that task started: no tool call.
+    const history = await historyOf(run);
+    expect(eventTypes(history)).toContain('WORKFLOW_EXECUTION_UPDATE_COMPLETED');
+    expect(activityEvents(history).filter((a) => a.type === 'toolCall')).toEqual([]);
     expect((await run.status()).status).toBe('awaiting_approval');
     expect((await run.pending()).map((p) => p.callId)).toEqual(['d1']);
     await run.approve('d1');
@@ -350,8 +441,12 @@ describe('durability', () => {
 
     // No worker: the decision is accepted by the server and waits in history (a Signal: an
     // Update needs a worker to validate it).
-    await t.keel.client.getHandle(run.workflowId).signalDecision({ callId: 'd1', decision: 'allow' });
-    await new Promise((r) => setTimeout(r, 1_000));
+    const waiting = t.keel.client.getHandle(run.workflowId);
+    await waiting.signalDecision({ callId: 'd1', decision: 'allow' });
+    const types = eventTypes(await historyOf(waiting));
+    expect(types).toContain('WORKFLOW_EXECUTION_SIGNALED');
+    // No workflow task has taken it yet, so nothing ran.
+    expect(types.slice(types.lastIndexOf('WORKFLOW_EXECUTION_SIGNALED'))).not.toContain('WORKFLOW_TASK_COMPLETED');
     expect(effects.get(run.workflowId)).toBeUndefined();
 
     const second = await startKeel({ agents: [ops], providers: providersFor(server), taskQueue });

@@ -52,7 +52,16 @@ const letGo = defineAgent({
   background: { agent: watcher, onParentEnd: 'continue' },
 });
 
-const t = useKeel([overseer, watcher, letGo]);
+/** Reads what its background agents report (sent here by the test, as a background agent would). */
+const reportReader = defineAgent({
+  name: 'report-reader',
+  instructions: 'You read reports.',
+  model: 'openai:report-reader-model',
+  modelSettings: retry,
+  background: { agent: watcher },
+});
+
+const t = useKeel([overseer, watcher, letGo, reportReader]);
 
 const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e) => e.type === type) as Extract<RunEvent, { type: T }>[];
 const spawn = (args: Record<string, unknown>, id = `s-${randomUUID().slice(0, 6)}`) => ({ toolCalls: [{ id, name: 'spawn_agent', arguments: args }] });
@@ -187,5 +196,45 @@ describe('background agents', () => {
     } finally {
       await remote.stop();
     }
+  });
+
+  it('a report delivered twice is read once: one background.report event, one line in one turn', async () => {
+    const model = 'report-reader-model';
+    t.server.reset();
+    // Each turn sleeps for an hour, until the second report (the valve) comes; then it is done.
+    t.server.script(model, (request) => {
+      const last = (request.body.messages as { role: string; content: unknown }[]).at(-1)!;
+      if (last.role !== 'user') return { text: 'noted' };
+      return String(last.content).includes('valve stuck') ? done('read both reports') : sleepLong;
+    });
+    const monitor = await t.keel.client.startMonitor('report-reader', 'Read what the watchers report.');
+    const signal = (report: Record<string, unknown>) => t.keel.env.client.workflow.getHandle(monitor.workflowId).signal('backgroundReport', report);
+    const gauge = { name: 'gauge', seq: 1, kind: 'alert', text: 'gauge high: 9.5 bar', at: new Date().toISOString() };
+    await until(() => monitor.status(), (s: MonitorState) => s.phase === 'sleeping');
+    // Delivered twice at once (a retried signal), then once more after the turn that read it.
+    await signal(gauge);
+    await signal(gauge);
+    await until(() => monitor.status(), (s: MonitorState) => s.turns >= 2 && s.phase === 'sleeping');
+    await signal(gauge);
+    // The next report, sent after every copy of the first: the turn that reads it comes after them all.
+    await signal({ name: 'gauge', seq: 2, kind: 'alert', text: 'valve stuck', at: new Date().toISOString() });
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'read both reports' });
+
+    expect(ofType(await monitor.events(), 'background.report').map((e) => [e.name, e.report, e.text])).toEqual([
+      ['gauge', 1, 'gauge high: 9.5 bar'],
+      ['gauge', 2, 'valve stuck'],
+    ]);
+    // The prompts of the turns: the first report's line in one of them, once.
+    const prompts = t.server
+      .requests(model)
+      .map((r) => (r.body.messages as { role: string; content: unknown }[]).at(-1)!)
+      .filter((m) => m.role === 'user')
+      .map((m) => String(m.content));
+    const lines = prompts.flatMap((p) => p.split('\n')).filter((line) => line === '- gauge (alert): gauge high: 9.5 bar');
+    expect(lines).toHaveLength(1);
+    expect(prompts.at(-1)).toMatch(/^\[Background reports\]\n- gauge \(alert\): valve stuck\n\n/);
+    // And the conversation holds it once.
+    const transcript = JSON.stringify(await monitor.transcript());
+    expect(transcript.split('gauge high: 9.5 bar')).toHaveLength(2);
   });
 });

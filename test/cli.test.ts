@@ -346,7 +346,7 @@ describe('CLI formatting', () => {
     expect(status.at(-1)).toMatch(/no worker answered/);
     const waiting = formatStatus(
       { workflowId: 'demo-1', agent: 'demo', status: 'running', startTime: start, uiUrl: 'http://ui' },
-      { agent: 'demo', status: 'running', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, messages: 1, lastSeq: 2 },
+      { kind: 'run', agent: 'demo', status: 'running', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, messages: 1, lastSeq: 2 },
       plain,
       'turn 1: waiting for a worker that can go on. OPENAI_API_KEY is not set',
     );

@@ -2,8 +2,8 @@
  * The contract files (contract/*.schema.json, docs/contract.md) are what `npm run contract`
  * makes from the zod schemas today: a schema changed without them, or they without it, fails here.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { contractFiles } from '../scripts/contract.js';
 import { KEEL_STATUSES, RUN_EVENT_TYPES, runEventSchema } from '../src/core/contract.js';
@@ -40,5 +40,27 @@ describe('the contract files', () => {
     expect(runEventSchema.safeParse(started).success).toBe(true);
     expect(runEventSchema.safeParse({ seq: 2, at: started.at, type: 'subagent.event', callId: 'c', depth: 1, workflowId: 'w', event: started }).success).toBe(true);
     expect(runEventSchema.safeParse({ ...started, type: 'run.began' }).success).toBe(false);
+  });
+});
+
+describe('the workflows', () => {
+  it('check what clients send without loading zod (it costs every cached run ~0.5 MB)', () => {
+    const seen = new Set<string>();
+    const zod: string[] = [];
+    const stack = [join(ROOT, 'src/workflows/index.ts')];
+    while (stack.length > 0) {
+      const file = stack.pop()!;
+      if (seen.has(file)) continue;
+      seen.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s+(?!type\b)([^;]*?)from\s+'([^']+)'/gms)) {
+        if (/^\{?\s*type\s/.test(m[1]!) && !m[1]!.includes(',')) continue;
+        const spec = m[2]!;
+        if (spec === 'zod' || spec.startsWith('zod/')) zod.push(file);
+        const target = join(dirname(file), spec).replace(/\.js$/, '.ts');
+        if (spec.startsWith('.') && existsSync(target)) stack.push(target);
+      }
+    }
+    expect(seen).toContain(join(ROOT, 'src/core/boundary.ts'));
+    expect(zod).toEqual([]);
   });
 });

@@ -102,30 +102,31 @@ describe('EventLog', () => {
 describe('ConversationCache', () => {
   const m = (n: number) => userMessage(`m${n}`);
 
-  it('serves a run’s first messages once it has them all', () => {
+  it('serves a run’s messages once it has them all', () => {
     const cache = new ConversationCache();
     cache.append('r', 0, [m(0)]);
     cache.append('r', 1, [m(1), m(2)]);
-    expect(cache.read('r', 2)).toEqual([m(0), m(1)]);
-    expect(cache.read('r', 4)).toBeUndefined();
-    // A repeated append (a retried workflow task) changes nothing.
+    expect(cache.read('r', 0, 2)).toEqual([m(0), m(1)]);
+    expect(cache.read('r', 0, 4)).toBeUndefined();
+    // An append at an earlier index (after a rolled-back turn) drops what followed it.
     cache.append('r', 1, [m(1)]);
-    expect(cache.read('r', 3)).toEqual([m(0), m(1), m(2)]);
+    expect(cache.read('r', 0, 2)).toEqual([m(0), m(1)]);
+    expect(cache.read('r', 0, 3)).toBeUndefined();
   });
 
-  it('drops a run with a gap rather than serve it wrong, and evicts the least recently used', () => {
+  it('keeps holes apart from what it holds, and evicts the least recently used', () => {
     const cache = new ConversationCache(2);
     cache.append('r', 0, [m(0)]);
-    cache.append('r', 5, [m(5)]);
-    expect(cache.read('r', 1)).toBeUndefined();
-    cache.append('late', 3, [m(3)]);
-    expect(cache.size('late')).toBe(0);
+    cache.fill('r', 5, [m(5), m(6)]);
+    expect(cache.read('r', 0, 1)).toEqual([m(0)]);
+    expect(cache.read('r', 5, 7)).toEqual([m(5), m(6)]);
+    expect(cache.read('r', 0, 7)).toBeUndefined();
+    expect(cache.missing('r', 0, 7)).toEqual([1, 2, 3, 4]);
     cache.append('a', 0, [m(0)]);
-    cache.append('b', 0, [m(0)]);
-    cache.read('a', 1);
+    cache.read('r', 0, 1);
     cache.append('c', 0, [m(0)]);
-    expect(cache.size('a')).toBe(1);
-    expect(cache.size('b')).toBe(0);
+    expect(cache.missing('r', 0, 1)).toEqual([]);
+    expect(cache.missing('a', 0, 1)).toEqual([0]);
   });
 });
 

@@ -1,6 +1,7 @@
 /** Monitors: agents that schedule their own next turn and sleep durably between turns. */
 import { describe, expect, it } from 'vitest';
-import { defineAgent } from '../src/core/define.js';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../src/core/define.js';
 import type { RunEvent } from '../src/core/run.js';
 import type { RecordedRequest, ScriptStep } from './support/model-server.js';
 import { decode, eventTypes, historyOf } from './support/history.js';
@@ -9,6 +10,21 @@ import { until as waitUntil } from './support/until.js';
 
 const until = <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000) => waitUntil(read, ok, { timeoutMs, intervalMs: 100 });
 
+
+/** A tool that runs until the test lets it end: a turn that is running while the test acts. */
+let releaseLook!: () => void;
+const lookGate = { started: false, opened: new Promise<void>((resolve) => (releaseLook = resolve)) };
+const look = defineTool({
+  name: 'look',
+  description: 'Look at the disk.',
+  input: z.object({}),
+  readOnly: true,
+  execute: async () => {
+    lookGate.started = true;
+    await lookGate.opened;
+    return 'the disk is at 95%';
+  },
+});
 
 const watcher = (name: string, model: string) =>
   defineAgent({ name, instructions: 'Watch the disk.', model, modelSettings: { retry: { initialInterval: '100ms', maximumInterval: '200ms' } } });
@@ -22,11 +38,11 @@ const agents = [
   watcher('watch-retry', 'openai:mon-retry'),
   watcher('watch-long', 'openai:mon-long'),
   watcher('watch-stop', 'openai:mon-stop'),
+  defineAgent({ name: 'watch-inbox', instructions: 'Watch the disk.', model: 'openai:mon-inbox', tools: [look] }),
 ];
 
 const t = useKeel(agents);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const schedule = (args: Record<string, unknown>): ScriptStep => ({ toolCalls: [{ name: 'schedule_next_turn', arguments: args }] });
 const done = (detail: string): ScriptStep => ({ toolCalls: [{ name: 'report_done', arguments: { detail } }] });
 /** The last user text the model saw (its turn's prompt). */
@@ -91,6 +107,42 @@ describe('a monitor', () => {
     expect(ofType(await monitor.events(), 'monitor.wake')).toEqual([expect.objectContaining({ cause: 'inject' })]);
   });
 
+  it('a message injected while a turn runs, or while asleep, reaches the next turn and not the one after', async () => {
+    t.server.script('mon-inbox', (request) => {
+      if (!newTurn(request)) return { text: 'ok' };
+      const prompt = lastUser(request);
+      if (prompt === 'Watch the disk.') return { toolCalls: [{ id: 'look1', name: 'look', arguments: {} }] };
+      if (prompt.includes('the disk is 95% full')) return schedule({ delay_seconds: 3600, next_prompt: 'look again', reason: 'an hour' });
+      if (prompt.includes('the fan is loud')) return { text: 'noted the fan' };
+      return prompt === 'continue' ? done('inbox read once') : { text: `unexpected prompt: ${prompt}` };
+    });
+    const monitor = await t.keel.client.startMonitor('watch-inbox', 'Watch the disk.', { budgets: { maxTurns: 6 } });
+    // While turn 1 runs (its tool call holds it), a message comes; the turn goes on without it.
+    await until(() => lookGate.started, Boolean);
+    expect(await monitor.inject('the disk is 95% full')).toEqual({ queued: 1 });
+    await until(() => monitor.events(), (events) => ofType(events, 'monitor.injected').length === 1);
+    releaseLook();
+    // Turn 2 reads it and sleeps for an hour; a second message wakes it for turn 3.
+    const asleep = await until(() => monitor.status(), (s) => (s.phase === 'sleeping' && s.turns === 2) || !['running', 'sleeping'].includes(s.phase));
+    expect(asleep).toMatchObject({ phase: 'sleeping', turns: 2, inbox: 0 });
+    expect(await monitor.inject('the fan is loud')).toEqual({ queued: 1 });
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'inbox read once', turns: 4 });
+
+    // Each message in the prompt of the turn after it came, as a new inbox item, and in no later one.
+    expect(t.server.requests('mon-inbox').filter(newTurn).map(lastUser)).toEqual([
+      'Watch the disk.',
+      '[Inbox]\n- the disk is 95% full\n\ncontinue',
+      '[Inbox]\n- the fan is loud\n\nlook again',
+      'continue',
+    ]);
+    expect(ofType(await monitor.events(), 'monitor.turn').map((e) => e.inbox)).toEqual([0, 1, 1, 0]);
+    // The conversation still holds each message, once.
+    const seen = JSON.stringify(t.server.requests('mon-inbox').at(-1)!.body.messages);
+    expect(seen.split('the disk is 95% full')).toHaveLength(2);
+    expect(seen.split('the fan is loud')).toHaveLength(2);
+    expect(JSON.stringify(await monitor.transcript()).split('the disk is 95% full')).toHaveLength(2);
+  });
+
   it('paused while asleep, stays asleep past its wake time; resumed, wakes', async () => {
     t.server.script('mon-pause', (request) => {
       if (!newTurn(request)) return { text: 'Noted.' };
@@ -101,8 +153,9 @@ describe('a monitor', () => {
     await monitor.pause();
     const held = await until(() => monitor.status(), (s) => s.phase === 'paused');
     const before = t.server.requests('mon-pause').length;
-    // Well past the wake time: still paused, no new turn.
-    await sleep(2_500);
+    // At its wake time the run says it stays paused (the event it emits where it would have woken):
+    // still paused after it, no new turn.
+    await until(() => monitor.events(), (events) => ofType(events, 'monitor.paused').length > 0);
     expect(await monitor.status()).toMatchObject({ phase: 'paused', turns: held.turns });
     expect(t.server.requests('mon-pause')).toHaveLength(before);
     expect(await monitor.run.describe()).toMatchObject({ status: 'paused' });
@@ -291,9 +344,12 @@ describe('running long', () => {
     // Messages sent while it runs and continues as new, one after the other.
     const sent: string[] = [];
     for (let i = 0; i < 6; i++) {
+      // (A query may fail for a moment while the run continues as new.)
+      const { turns } = await waitUntil(() => monitor.status(), () => true, { retryErrors: true });
       await monitor.inject(`note ${i}`);
       sent.push(`note ${i}`);
-      await sleep(100);
+      // The next one once a turn has passed: they reach different turns and executions.
+      await waitUntil(() => monitor.status(), (s) => s.turns > turns, { retryErrors: true, intervalMs: 50 });
     }
     const result = await monitor.result();
     expect(result).toMatchObject({ status: 'completed', detail: 'all notes read' });
@@ -337,7 +393,6 @@ describe('running long', () => {
     const monitor = await first.client.startMonitor('watch-long', 'Sleep a little.');
     const asleep = await until(() => monitor.status(), (s) => s.phase === 'sleeping');
     await first.stop();
-    await sleep(1_000);
     const second = await startKeel({ agents, providers: providersFor(t.server), taskQueue });
     try {
       const handle = second.client.getMonitor(monitor.workflowId);

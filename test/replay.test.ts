@@ -3,7 +3,11 @@
  * code. Fresh histories are recorded here; a few are kept in test/fixtures/histories (this
  * version's) and in its subfolders (earlier versions': v0.1/), so a change that breaks the replay
  * of runs recorded by an earlier version fails this test. KEEL_RECORD_FIXTURES=1 writes the fresh
- * ones (keep the earlier version's in a subfolder first: they are what guards running runs).
+ * ones (keep the earlier version's in a subfolder first: they are what guards running runs);
+ * `-t` picks which test records, e.g. `-t monitors` for the monitors' and background agents' only.
+ *
+ * A fixture's file name is its run's workflow ID, URL-encoded (a background agent's ID holds a
+ * `/`), and `~<label>` when it is another execution of a chain than its last (`~first`).
  */
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
@@ -12,8 +16,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
+import { injectSignal } from '../src/workflows/api.js';
 import { historyOf, type History } from './support/history.js';
 import { useKeel, workflowBundle } from './support/keel.js';
+import type { RecordedRequest, ScriptStep } from './support/model-server.js';
+import { until } from './support/until.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));
 
@@ -63,7 +70,40 @@ const agents = [
   }),
 ];
 
-const t = useKeel([...agents, helper]);
+// Monitors and background agents: every kind of workflow keel runs has a fixture.
+const gauge = defineTool({
+  name: 'read_gauge',
+  description: 'Read the pressure gauge.',
+  input: z.object({}),
+  readOnly: true,
+  execute: () => 'pressure 9.5 bar (high)',
+});
+const fast = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
+const watcher = defineAgent({ name: 'replay-watcher', instructions: 'Watch a gauge.', model: 'openai:replay-watcher', modelSettings: fast, tools: [gauge] });
+const monitors = [
+  defineAgent({ name: 'replay-monitor', instructions: 'Watch the disk.', model: 'openai:replay-monitor', modelSettings: fast }),
+  defineAgent({ name: 'replay-overseer', instructions: 'Oversee watchers.', model: 'openai:replay-overseer', modelSettings: fast, background: { agent: watcher } }),
+  defineAgent({ name: 'replay-spawner', instructions: 'Start a watcher and leave.', model: 'openai:replay-spawner', modelSettings: fast, background: { agent: watcher } }),
+  watcher,
+];
+
+const t = useKeel([...agents, helper, ...monitors]);
+
+/** The workflow ID a fixture file replays under (see the file's comment). */
+const workflowIdOf = (file: string) => decodeURIComponent(file.replace(/(~[^~]*)?\.json$/, ''));
+const fileOf = (workflowId: string, label?: string) => `${encodeURIComponent(workflowId)}${label ? `~${label}` : ''}.json`;
+
+const scheduleCall = (seconds: number, nextPrompt: string) => ({
+  name: 'schedule_next_turn',
+  arguments: { delay_seconds: seconds, next_prompt: nextPrompt, reason: `wait for ${nextPrompt}` },
+});
+const schedule = (seconds: number, nextPrompt: string): ScriptStep => ({ toolCalls: [scheduleCall(seconds, nextPrompt)] });
+const done = (detail: string): ScriptStep => ({ toolCalls: [{ name: 'report_done', arguments: { detail } }] });
+/** The prompt of a new turn, or undefined when the request follows a tool result. */
+const turnPrompt = (r: RecordedRequest): string | undefined => {
+  const last = (r.body.messages as { role: string; content: unknown }[]).at(-1);
+  return last?.role === 'user' ? JSON.stringify(last.content) : undefined;
+};
 
 async function replay(histories: { workflowId: string; history: History }[]) {
   const results = [];
@@ -73,6 +113,13 @@ async function replay(histories: { workflowId: string; history: History }[]) {
     results.push({ workflowId: result.workflowId, error: result.error?.message });
   }
   return results;
+}
+
+/** With KEEL_RECORD_FIXTURES=1, writes fresh histories as this version's fixtures. */
+function record(histories: { file: string; history: History }[]): void {
+  if (!process.env.KEEL_RECORD_FIXTURES) return;
+  mkdirSync(FIXTURES, { recursive: true });
+  for (const { file, history } of histories) writeFileSync(`${FIXTURES}${file}`, historyToJSON(history));
 }
 
 describe('replay', () => {
@@ -120,22 +167,128 @@ describe('replay', () => {
 
     expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
 
-    if (process.env.KEEL_RECORD_FIXTURES) {
-      mkdirSync(FIXTURES, { recursive: true });
-      for (const [i, { history }] of histories.entries()) {
-        writeFileSync(`${FIXTURES}${agents[i]!.name}.json`, historyToJSON(history));
-      }
+    record(histories.map(({ history }, i) => ({ file: `${agents[i]!.name}.json`, history })));
+  });
+
+  it('replays the histories of fresh monitors (asleep and woken, inject, continued) and background agents (spawn, report)', async () => {
+    // Runs a previous recording left running would keep these fixed IDs taken.
+    const ids = ['replay-monitor-timer', 'replay-monitor-inject', 'replay-monitor-continued', 'replay-overseer', 'replay-spawner'];
+    await Promise.all(ids.map((id) => t.keel.env.client.workflow.getHandle(id).terminate('a new recording').catch(() => undefined)));
+
+    // Asleep on its timer, woken by it; then done.
+    t.server.script('replay-monitor', (request) => {
+      const prompt = turnPrompt(request);
+      if (prompt === undefined) return { text: 'Noted.' };
+      if (prompt.includes('by signal')) return done('woken by a signal inject');
+      if (prompt.includes('by update')) return schedule(3600, 'the next message');
+      if (prompt.includes('check again')) return done('the disk is fine');
+      if (prompt.includes('Watch the disk.')) return schedule(1, 'check again');
+      if (prompt.includes('Watch for messages.')) return schedule(3600, 'a message');
+      return { text: 'All quiet.' };
+    });
+    const timer = await t.keel.client.startMonitor('replay-monitor', 'Watch the disk.', { workflowId: 'replay-monitor-timer' });
+    // Asleep for an hour, woken early by an inject through the Update, then through the Signal.
+    const inject = await t.keel.client.startMonitor('replay-monitor', 'Watch for messages.', { workflowId: 'replay-monitor-inject' });
+    await until(() => inject.status(), (s) => s.phase === 'sleeping' && s.turns === 1, { retryErrors: true });
+    await inject.inject('a message by update');
+    await until(() => inject.status(), (s) => s.phase === 'sleeping' && s.turns === 2);
+    await inject.run.workflow.signal(injectSignal, { message: 'a message by signal' });
+    // Continues as new after every turn: its first execution ends in the continue-as-new, its last restores the carried state.
+    const continued = await t.keel.client.startMonitor('replay-monitor', 'Check often.', {
+      workflowId: 'replay-monitor-continued',
+      budgets: { maxTurns: 3 },
+      options: { continueAsNewEveryTurns: 1 },
+    });
+
+    // A background agent: the overseer spawns a watcher and sleeps; the watcher's alert wakes it, and
+    // it reads the alert at its next turn and sleeps again; then the watcher is told to finish, and its
+    // end report wakes the overseer, which reads it and is done.
+    t.server.script('replay-overseer', (request) => {
+      const prompt = turnPrompt(request);
+      if (prompt === undefined) return { text: 'Waiting for reports.' };
+      if (prompt.includes('gauge (completed)')) return done('the gauge was high; the watcher is done');
+      if (prompt.includes('gauge (alert)')) return schedule(3600, 'the end report');
+      return { toolCalls: [{ id: 's1', name: 'spawn_agent', arguments: { name: 'gauge', goal: 'Watch the gauge; alert me when it is high.', tools: ['read_gauge'] } }, scheduleCall(3600, 'an alert')] };
+    });
+    t.server.script('replay-watcher', (request) => {
+      if (JSON.stringify(request.body.messages).includes('Watch on.')) return schedule(3600, 'nothing');
+      if (turnPrompt(request)?.includes('finish')) return done('watched; it was high');
+      const results = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
+      if (results === 0) return { toolCalls: [{ id: 'g1', name: 'read_gauge', arguments: {} }] };
+      if (results === 1) return { toolCalls: [{ id: 'a1', name: 'report_alert', arguments: { text: 'gauge high: 9.5 bar' } }] };
+      return results === 2 ? schedule(3600, 'the next check') : { text: 'Alerted.' };
+    });
+    const overseer = await t.keel.client.startMonitor('replay-overseer', 'Keep the plant safe.', { workflowId: 'replay-overseer' });
+    const child = t.keel.client.getMonitor('replay-overseer/gauge');
+    await until(() => overseer.status(), (s) => s.phase === 'sleeping' && s.turns === 2, { retryErrors: true });
+    await until(() => child.status(), (s) => s.phase === 'sleeping', { retryErrors: true });
+    await child.inject('finish');
+    // A plain run spawns a watcher and ends: its end cancels the watcher.
+    t.server.script('replay-spawner', (request) =>
+      turnPrompt(request) === undefined
+        ? { text: 'Started a watcher; leaving.' }
+        : { toolCalls: [{ id: 's1', name: 'spawn_agent', arguments: { name: 'stay', goal: 'Watch on.' } }] },
+    );
+    const spawner = await t.keel.client.start('replay-spawner', 'Start a watcher.', { workflowId: 'replay-spawner' });
+
+    expect(await timer.result()).toMatchObject({ status: 'completed', detail: 'the disk is fine' });
+    expect(await inject.result()).toMatchObject({ status: 'completed', detail: 'woken by a signal inject' });
+    expect(await continued.result()).toMatchObject({ status: 'max_turns', turns: 3 });
+    expect(await overseer.result()).toMatchObject({ status: 'completed' });
+    expect(await spawner.result()).toMatchObject({ status: 'completed' });
+    expect(await child.result()).toMatchObject({ status: 'completed', detail: 'watched; it was high' });
+    const cancelled = t.keel.client.getMonitor('replay-spawner/stay');
+    await expect(cancelled.result()).rejects.toThrow(/cancel/);
+
+    // What the fixtures hold: the wakes, the reports read, the chain.
+    const wakes = async (m: typeof timer) => (await m.events()).filter((e) => e.type === 'monitor.wake').map((e) => (e as { cause: string }).cause);
+    expect(await wakes(timer)).toEqual(['timer']);
+    expect(await wakes(inject)).toEqual(['inject', 'inject']);
+    expect(await wakes(overseer)).toEqual(['wake', 'wake']);
+    expect(await wakes(child)).toEqual(['inject']);
+    const reports = (await overseer.events()).filter((e) => e.type === 'background.report').map((e) => (e as { kind: string }).kind);
+    expect(reports).toEqual(['alert', 'completed']);
+
+    const last = await historyOf(continued.run);
+    const lastStart = last.events?.[0]?.workflowExecutionStartedEventAttributes;
+    expect(lastStart?.continuedExecutionRunId).toBeTruthy();
+    let firstRunId = lastStart!.continuedExecutionRunId!;
+    for (;;) {
+      const previous = await t.keel.env.client.workflow.getHandle('replay-monitor-continued', firstRunId).fetchHistory();
+      const before = previous.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+      if (!before) break;
+      firstRunId = before;
     }
+    const first = await t.keel.env.client.workflow.getHandle('replay-monitor-continued', firstRunId).fetchHistory();
+
+    const histories = [
+      { workflowId: timer.workflowId, history: await historyOf(timer.run) },
+      { workflowId: inject.workflowId, history: await historyOf(inject.run) },
+      { workflowId: continued.workflowId, history: first, label: 'first' },
+      { workflowId: continued.workflowId, history: last },
+      { workflowId: overseer.workflowId, history: await historyOf(overseer.run) },
+      { workflowId: child.workflowId, history: await historyOf(child.run) },
+      { workflowId: spawner.workflowId, history: await historyOf(spawner) },
+      { workflowId: cancelled.workflowId, history: await historyOf(cancelled.run) },
+    ];
+    expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
+    record(histories.map(({ workflowId, history, label }) => ({ file: fileOf(workflowId, label), history })));
   });
 
   it.each(['', 'v0.2/', 'v0.1/'])('replays the stored fixtures in histories/%s', async (folder) => {
     const files = readdirSync(`${FIXTURES}${folder}`).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThanOrEqual(3);
     const histories = files.map((file) => ({
-      // The file's name is the run's workflow ID (a sub-agent's ID derives from it).
-      workflowId: file.replace(/\.json$/, ''),
+      // The file's name is the run's workflow ID (a sub-agent's or background agent's ID derives from it).
+      workflowId: workflowIdOf(file),
       history: historyFromJSON(JSON.parse(readFileSync(`${FIXTURES}${folder}${file}`, 'utf8'))),
     }));
+    if (folder === '') {
+      // This version's fixtures hold every kind of workflow keel runs, a background agent among them.
+      const starts = histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes);
+      expect(new Set(starts.map((start) => start?.workflowType?.name))).toEqual(new Set(['agentRun', 'agentMonitor']));
+      expect(starts.some((start) => start?.workflowType?.name === 'agentMonitor' && start.parentWorkflowExecution)).toBe(true);
+    }
     expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
   });
 });

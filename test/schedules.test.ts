@@ -13,8 +13,7 @@ import { ScheduleInputError, type AgentScheduleDescription, type CreateScheduleO
 import { defineAgent } from '../src/core/define.js';
 import { keel as runKeel, type CliResult } from './support/cli.js';
 import { allowPostcards, useKeel } from './support/keel.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { until as waitUntil } from './support/until.js';
 
 /** The model of the slow agent answers only when the test lets it (`delayMs`), so its run lasts as long as needed. */
 const SLOW_MODEL = `schedule-slow-${randomUUID().slice(0, 8)}`;
@@ -38,15 +37,8 @@ async function create(name: string, options: CreateScheduleOptions): Promise<Age
 }
 
 /** Reads until `done` holds; gives up (with what it last read) well inside the test's timeout. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  let value = await read();
-  for (let i = 0; !done(value); i++) {
-    if (i >= 180) throw new Error(`still waiting for ${what}; last read: ${JSON.stringify(value)}`);
-    await sleep(250);
-    value = await read();
-  }
-  return value;
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> =>
+  waitUntil(read, done, { what, timeoutMs: 45_000, intervalMs: 250 });
 
 const describeSchedule = (name: string) => () => t.keel.client.schedules.describe(name);
 
@@ -119,8 +111,12 @@ describe('AgentSchedules', () => {
     await t.keel.client.schedules.pause(name, 'a quiet moment');
     const paused = await until(describeSchedule(name), (d) => d.paused, 'the schedule to say it is paused');
     expect(paused.note).toBe('a quiet moment');
-    // Over a window of several intervals, the count of runs started stays where it was.
-    await sleep(4_000);
+    // A twin on the same interval, started now, left running: once the server has started three
+    // of its runs, several intervals have passed for the paused one too, which started none.
+    const twin = uniqueName('pause-twin');
+    await create(twin, { agent: 'demo', prompt: 'Weather in Paris?', every: '1s' });
+    await until(describeSchedule(twin), (d) => d.actionsTaken >= 3, 'three runs of the twin');
+    await retire(twin);
     const after = await t.keel.client.schedules.describe(name);
     expect(after.actionsTaken).toBe(paused.actionsTaken);
     expect(after.recentActions).toHaveLength(paused.recentActions.length);
@@ -302,12 +298,8 @@ describe('keel schedule', () => {
     expect(made.stdout).toMatch(/^state {7}active$/m);
     expect(made.stdout).toMatch(/^next {8}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/m);
 
-    let list = await keel('schedule', 'list');
-    for (let i = 0; i < 40 && !list.stdout.includes(name); i++) {
-      // Listing is eventually consistent.
-      await sleep(250);
-      list = await keel('schedule', 'list');
-    }
+    // Listing is eventually consistent.
+    const list = await until(() => keel('schedule', 'list'), (l) => l.stdout.includes(name), `${name} in keel schedule list`);
     expect(list.stdout).toMatch(/^NAME\s+AGENT\s+KIND\s+WHEN\s+STATE\s+NEXT RUN$/m);
     expect(list.stdout).toMatch(new RegExp(`^${name}\\s+demo\\s+run\\s+every 1h\\s+active\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`, 'm'));
     const listed = JSON.parse((await keel('schedule', 'list', '--json')).stdout) as { name: string }[];

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { defineGuardrail } from '../src/core/guardrails.js';
-import { checkAgentRunInput, checkMonitorInput, parseApprovalDecision, parseInject, parsePermissionMode } from '../src/core/schemas.js';
+import { checkAgentRunInput, checkMonitorInput, parseApprovalDecision, parseInject, parsePermissionMode } from '../src/core/boundary.js';
 
 function failure(fn: () => void): ApplicationFailure {
   try {

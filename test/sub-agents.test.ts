@@ -1,10 +1,13 @@
 /** Sub-agents as tools: each call a child workflow, on the scripted model and a real dev server. */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { RunHandle } from '../src/client/agent-client.js';
 import type { PendingApproval } from '../src/core/approval.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { ref } from '../src/core/handoff.js';
+import { runsConcurrently } from '../src/core/tool-gate.js';
 import type { RunEvent } from '../src/core/run.js';
+import { eventTypes, historyOf } from './support/history.js';
 import { useKeel } from './support/keel.js';
 import { until as waitUntil } from './support/until.js';
 
@@ -79,7 +82,42 @@ const watchfulLead = defineAgent({
   },
 });
 
-const t = useKeel([lead, parallelLead, researcher, recursive, watchfulLead]);
+/** Two levels above the researcher: its sub-agent, the lead, has the researcher as its own. */
+const chief = defineAgent({
+  name: 'chief',
+  instructions: 'You run the department.',
+  model: 'openai:chief-model',
+  modelSettings: retry,
+  subAgents: [lead],
+});
+
+/** Has read-only tools only: a call to it changes nothing, so plan mode lets it run. */
+const lookup = defineTool({ name: 'lookup', description: 'Look a word up.', input: z.object({ word: z.string() }), readOnly: true, execute: ({ word }) => `${word}: a word` });
+const reader = defineAgent({ name: 'reader', instructions: 'You read.', model: 'openai:reader-model', modelSettings: retry, tools: [lookup] });
+/** Both kinds of sub-agent, called one at a time: one may change things, the other only reads. */
+const planner = defineAgent({ name: 'planner', instructions: 'You plan.', model: 'openai:planner-model', modelSettings: retry, subAgents: [researcher, reader] });
+const parallelPlanner = defineAgent({
+  name: 'parallel-planner',
+  instructions: 'You plan, in parallel.',
+  model: 'openai:parallel-planner-model',
+  modelSettings: retry,
+  subAgents: [researcher, reader],
+  concurrentSubAgents: true,
+});
+/** A tool that changes something and may run beside others of its kind. */
+const notify = defineTool({
+  name: 'notify',
+  description: 'Notify a person.',
+  input: z.object({ who: z.string() }),
+  concurrent: true,
+  execute: ({ who }) => `notified ${who}`,
+});
+const notifier = defineAgent({ name: 'notifier', instructions: 'You notify.', model: 'openai:notifier-model', modelSettings: retry, tools: [notify] });
+
+const t = useKeel([lead, parallelLead, researcher, recursive, watchfulLead, chief, reader, planner, parallelPlanner, notifier]);
+
+/** The history's events of these types, in order, as their type names. */
+const inOrder = async (run: RunHandle, ...types: string[]) => eventTypes(await historyOf(run)).filter((type) => types.includes(type));
 
 const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e) => e.type === type) as Extract<RunEvent, { type: T }>[];
 
@@ -149,17 +187,17 @@ describe('sub-agents as tools', () => {
       },
       { text: 'both answered' },
     ]);
-    t.server.script('researcher-model', [
-      { text: 'answer', delayMs: 1_500 },
-      { text: 'answer', delayMs: 1_500 },
-    ]);
+    t.server.script('researcher-model', [{ text: 'answer' }, { text: 'answer' }]);
     const run = await t.keel.client.start('parallel-lead', 'Ask twice.');
     await run.result();
-    const [a, b] = ofType(await run.events(), 'subagent.started');
-    const finished = ofType(await run.events(), 'subagent.finished');
-    // Both started before either finished.
-    expect(Date.parse(b!.at)).toBeLessThan(Date.parse(finished[0]!.at));
-    expect(a).toBeDefined();
+    // Both children started before either finished: both start commands came in one workflow task.
+    expect(await inOrder(run, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED', 'CHILD_WORKFLOW_EXECUTION_COMPLETED')).toEqual([
+      'START_CHILD_WORKFLOW_EXECUTION_INITIATED',
+      'START_CHILD_WORKFLOW_EXECUTION_INITIATED',
+      'CHILD_WORKFLOW_EXECUTION_COMPLETED',
+      'CHILD_WORKFLOW_EXECUTION_COMPLETED',
+    ]);
+    expect(ofType(await run.events(), 'subagent.finished')).toHaveLength(2);
   });
 
   it('an approval needed inside a sub-agent is listed on the root and approved through it', async () => {
@@ -185,6 +223,38 @@ describe('sub-agents as tools', () => {
     expect((await run.status()).pending).toBeUndefined();
   });
 
+  it('an approval two levels down is listed on the root and decided by a plain approve Signal sent to the root', async () => {
+    t.server.reset();
+    effects.length = 0;
+    t.server.script('chief-model', [
+      { toolCalls: [{ id: 'k1', name: 'lead', arguments: { input: 'Have the team publish.' } }] },
+      { text: 'The department published.' },
+    ]);
+    t.server.script('lead-model', [
+      { toolCalls: [{ id: 'c1', name: 'researcher', arguments: { input: 'Find and publish.' } }] },
+      { text: 'Published by the team.' },
+    ]);
+    t.server.script('researcher-model', [{ toolCalls: [{ id: 'pub2', name: 'publish', arguments: { text: 'ice melts at 0' } }] }, { text: 'done' }]);
+    const run = await t.keel.client.start('chief', 'Publish a finding, through your lead.');
+    const lead = `${run.workflowId}/lead-k1`;
+    const grandchild = `${lead}/researcher-c1`;
+    // The root's status query lists the call its grandchild waits on.
+    const status = await until(() => run.status(), (s) => (s.pending?.length ?? 0) > 0);
+    expect(status).toMatchObject({ status: 'awaiting_approval', pending: [expect.objectContaining({ callId: 'pub2', tool: 'publish', run: grandchild })] });
+    expect(effects).toEqual([]);
+
+    // A plain Signal, as any Temporal client sends it (no Update, no keel client), to the root only.
+    await t.keel.env.client.workflow.getHandle(run.workflowId).signal('approve', { callId: 'pub2', decision: 'allow' });
+    // Decided at the root, the call runs two levels down and the root completes with the answer.
+    const finished = await until(() => run.status(), (s) => s.status !== 'running' && s.status !== 'awaiting_approval', 30_000);
+    expect(finished).toMatchObject({ status: 'completed' });
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'The department published.' });
+    expect(effects).toEqual(['published ice melts at 0']);
+    expect(JSON.stringify(t.server.requests('researcher-model')[1]!.body.messages)).toContain('published');
+    const decided = ofType(await t.keel.client.getHandle(grandchild).events(), 'approval.decided');
+    expect(decided).toEqual([expect.objectContaining({ callId: 'pub2', decision: 'allow', by: 'signal' })]);
+  });
+
   it('cancelling the parent cancels its children', async () => {
     t.server.reset();
     t.server.script('lead-model', [{ toolCalls: [{ id: 'c1', name: 'researcher', arguments: { input: 'Publish.' } }] }]);
@@ -195,5 +265,83 @@ describe('sub-agents as tools', () => {
     await run.cancel();
     await expect(run.result()).rejects.toThrow(/cancel/);
     await until(() => child.describe(), (d) => d.status === 'cancelled');
+  });
+});
+
+describe('running in parallel and changing nothing are two properties', () => {
+  const twoCalls = (first: string, second: string) => ({
+    toolCalls: [
+      { id: 'a1', name: first, arguments: { input: 'one' } },
+      { id: 'a2', name: second, arguments: { input: 'two' } },
+    ],
+  });
+
+  it.each(['planner', 'parallel-planner'])('plan mode (%s): a sub-agent that may change things is denied, one with read-only tools runs', async (agent) => {
+    t.server.reset();
+    t.server.script(`${agent}-model`, [twoCalls('researcher', 'reader'), { text: 'planned' }]);
+    t.server.script('reader-model', [{ text: 'read it' }]);
+    const run = await t.keel.client.start(agent, 'Plan.', { permissionMode: 'plan' });
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'planned' });
+    const finished = ofType(await run.events(), 'tool.finished');
+    expect(finished.find((e) => e.callId === 'a1')).toMatchObject({ isError: true, stage: 'permissions', result: expect.stringMatching(/mode plan.*"researcher" is not read-only/) });
+    expect(finished.find((e) => e.callId === 'a2')).toMatchObject({ isError: false, result: 'read it' });
+    expect(t.server.requests('researcher-model')).toHaveLength(0);
+  });
+
+  it('the recorded specs keep them apart; a spec recorded before `concurrent` existed runs in parallel when read-only', () => {
+    const specOf = (agent: typeof planner, tool: string) => agent.spec.tools.find((t) => t.name === tool);
+    expect(specOf(planner, 'researcher')).toMatchObject({ readOnly: false });
+    expect(specOf(planner, 'researcher')).not.toHaveProperty('concurrent');
+    expect(specOf(planner, 'reader')).toMatchObject({ readOnly: true, concurrent: false });
+    expect(specOf(parallelPlanner, 'researcher')).toMatchObject({ readOnly: false, concurrent: true });
+    expect(specOf(parallelPlanner, 'reader')).toMatchObject({ readOnly: true });
+    expect(specOf(parallelPlanner, 'reader')).not.toHaveProperty('concurrent');
+    expect(notify.spec).toMatchObject({ readOnly: false, concurrent: true });
+    // A ref's tools are unknown: it may change things.
+    expect(specOf(recursive, 'recursive')).toMatchObject({ readOnly: false });
+    expect(runsConcurrently({ ...specOf(parallelPlanner, 'researcher')!, readOnly: true, concurrent: undefined })).toBe(true);
+    expect(runsConcurrently(specOf(planner, 'reader'))).toBe(false);
+    expect(runsConcurrently(specOf(planner, 'researcher'))).toBe(false);
+    expect(runsConcurrently(specOf(parallelPlanner, 'researcher'))).toBe(true);
+  });
+
+  it('sequential sub-agents run one after the other: the second starts after the first has finished', async () => {
+    t.server.reset();
+    t.server.script('planner-model', [twoCalls('researcher', 'reader'), { text: 'both answered' }]);
+    t.server.script('researcher-model', [{ text: 'researched' }]);
+    t.server.script('reader-model', [{ text: 'read it' }]);
+    const run = await t.keel.client.start('planner', 'Ask both.');
+    expect(await run.result()).toMatchObject({ status: 'completed' });
+    expect(await inOrder(run, 'START_CHILD_WORKFLOW_EXECUTION_INITIATED', 'CHILD_WORKFLOW_EXECUTION_COMPLETED')).toEqual([
+      'START_CHILD_WORKFLOW_EXECUTION_INITIATED',
+      'CHILD_WORKFLOW_EXECUTION_COMPLETED',
+      'START_CHILD_WORKFLOW_EXECUTION_INITIATED',
+      'CHILD_WORKFLOW_EXECUTION_COMPLETED',
+    ]);
+  });
+
+  it('a tool marked concurrent runs beside others of its turn, and plan mode still denies it', async () => {
+    t.server.reset();
+    const calls = { toolCalls: [{ id: 'n1', name: 'notify', arguments: { who: 'ann' } }, { id: 'n2', name: 'notify', arguments: { who: 'bo' } }] };
+    t.server.script('notifier-model', [calls, { text: 'notified' }, calls, { text: 'not allowed' }]);
+    const run = await t.keel.client.start('notifier', 'Notify both.');
+    await run.result();
+    // Both activities scheduled before either completed.
+    expect(await inOrder(run, 'ACTIVITY_TASK_SCHEDULED', 'ACTIVITY_TASK_COMPLETED')).toEqual([
+      'ACTIVITY_TASK_SCHEDULED', // the model turn
+      'ACTIVITY_TASK_COMPLETED',
+      'ACTIVITY_TASK_SCHEDULED',
+      'ACTIVITY_TASK_SCHEDULED',
+      'ACTIVITY_TASK_COMPLETED',
+      'ACTIVITY_TASK_COMPLETED',
+      'ACTIVITY_TASK_SCHEDULED', // the model turn
+      'ACTIVITY_TASK_COMPLETED',
+    ]);
+    const planned = await t.keel.client.start('notifier', 'Notify both.', { permissionMode: 'plan' });
+    await planned.result();
+    expect(ofType(await planned.events(), 'tool.finished')).toEqual([
+      expect.objectContaining({ callId: 'n1', isError: true, stage: 'permissions' }),
+      expect.objectContaining({ callId: 'n2', isError: true, stage: 'permissions' }),
+    ]);
   });
 });

@@ -41,8 +41,8 @@ const worker = await createWorker({
   agents: [killAgent],
   taskQueue: process.env.KEEL_TASK_QUEUE,
   providers: { openai: { apiKey: `pid-${process.pid}`, baseURL: `${server}/v1` } },
-  // The run's next workflow task waits this long for a dead worker before another may take it.
-  workerOptions: { stickyQueueScheduleToStartTimeout: '1s' },
+  // Temporal's default sticky queue timeout (10 s), as a user's worker has: the server waits that
+  // long for the dead worker's sticky queue before another worker may take the run's next task.
 });
 process.stdout.write(`worker ready ${process.pid}\n`);
 await worker.run();

@@ -13,7 +13,7 @@ import { ErrorTypes } from '../core/errors.js';
 import type { GuardrailContext, GuardrailKind, GuardrailSubject, Tripwire } from '../core/guardrails.js';
 import { hooksFor, hookInput, type HookEvent } from '../core/hooks.js';
 import type { JsonValue } from '../core/json.js';
-import type { PermissionMode } from '../core/permissions.js';
+import type { PermissionMode } from '../core/permissions/index.js';
 import { policyVerdict, startTally, tally, toolGuardrails } from '../core/tool-gate.js';
 import { argumentsObject } from '../core/tool-pipeline.js';
 import type {

@@ -4,22 +4,27 @@ import { parseModelName, type AgentSpec } from '../core/agent-spec.js';
 import { ErrorTypes } from '../core/errors.js';
 import type { ModelProvider } from '../core/model.js';
 import type { Approver } from '../core/approval.js';
-import { PERMISSION_MODES } from '../core/permissions.js';
+import { PERMISSION_MODES } from '../core/permissions/index.js';
 import type { AgentActivities, ResolveAgentInput, ResolveHandoffInput, ResolveHandoffResult } from '../workflows/activity-types.js';
 import { createChecks } from './checks.js';
 import { ConversationCache } from './conversation-cache.js';
+import { ConversationReader, type WorkflowBundle } from './conversation-reader.js';
 import { createModelTurn } from './model-turn.js';
 import type { AgentRegistry } from './registry.js';
 import { createToolCall } from './tool-call.js';
+import { turnEnd } from './turn-end.js';
 
 export { AgentRegistry } from './registry.js';
 export { ConversationCache, runKey } from './conversation-cache.js';
+export { ConversationReader, type WorkflowBundle } from './conversation-reader.js';
 
 export interface ActivityDeps {
   registry: AgentRegistry;
   providers: { get(provider: string): ModelProvider };
   client: Client;
   cache?: ConversationCache;
+  /** The workflow code, for reading a run's conversation from its history without a worker. */
+  workflowBundle?: WorkflowBundle;
   /** Decides calls that need approval before a person is asked. */
   approver?: Approver;
 }
@@ -30,10 +35,11 @@ export function createActivities(deps: ActivityDeps): AgentActivities {
   const specs = new Map<string, AgentSpec>();
   return {
     resolveAgent: (input) => resolveAgent(deps.registry, input, deps.approver !== undefined),
-    modelTurn: createModelTurn({ ...deps, cache, specs }),
+    modelTurn: createModelTurn({ ...deps, cache, specs, reader: new ConversationReader(deps.client, deps.workflowBundle) }),
     toolCall: createToolCall({ ...deps, specs }),
     ...createChecks({ ...deps, specs }),
     resolveHandoff: (input) => resolveHandoff(deps.registry, input, deps.approver !== undefined),
+    turnEnd: (input) => turnEnd(deps.registry, input),
   };
 }
 

@@ -10,11 +10,11 @@ import type { Message } from '../core/messages.js';
 import type { ModelProvider, ModelResponse } from '../core/model.js';
 import { parseJsonAnswer } from '../core/output.js';
 import { stableJson } from '../core/spec-hash.js';
-import { readMessages } from '../client/run-chain.js';
 import type { ModelTurnInput, ModelTurnResult, OutputCheck } from '../workflows/activity-types.js';
 import { workerProblemSignal, type WorkerProblem } from '../workflows/api.js';
 import { ProviderConfigError } from '../providers/errors.js';
 import { runKey, type ConversationCache } from './conversation-cache.js';
+import type { ConversationReader } from './conversation-reader.js';
 import { execution, recordedSpec } from './recorded-spec.js';
 import { keepAlive } from './keep-alive.js';
 import { attemptMemory, modelFailure } from './model-failure.js';
@@ -24,6 +24,8 @@ export interface ModelTurnDeps {
   registry: AgentRegistry;
   providers: { get(provider: string): ModelProvider };
   cache: ConversationCache;
+  /** Reads what the cache lacks from the run's history (or, on a first attempt, by a query). */
+  reader: ConversationReader;
   client: Client;
   /** Specs runs recorded, by fingerprint, fetched once per worker. */
   specs?: Map<string, AgentSpec>;
@@ -123,22 +125,10 @@ async function reportWorkerProblem(client: Client, problem: WorkerProblem): Prom
   }
 }
 
-/** The run's first `count` messages: from the worker's cache, or by querying the run (across continue-as-new). */
+/** The run's first `count` messages: from the worker's cache, or read from the run (across continue-as-new). */
 async function conversation(deps: ModelTurnDeps, count: number): Promise<Message[]> {
-  const { workflowId, runId } = execution();
-  const key = runKey(workflowId, runId);
-  const cached = deps.cache.read(key, count);
-  if (cached) return cached;
-  const from = deps.cache.size(key);
-  const missing = await readMessages(deps.client.workflow, workflowId, runId, from, count);
-  deps.cache.append(key, from, missing);
-  const all = deps.cache.read(key, count);
-  if (!all) {
-    throw ApplicationFailure.retryable(
-      `Could not read the first ${count} messages of run ${workflowId}; the run answered with ${from + missing.length}.`,
-    );
-  }
-  return all;
+  const [all] = await messages(deps, [[0, count]]);
+  return all!;
 }
 
 /**
@@ -146,14 +136,36 @@ async function conversation(deps: ModelTurnDeps, count: number): Promise<Message
  * message (a monitor's goal), then message `from` on, which says how much was left out.
  */
 async function compacted(deps: ModelTurnDeps, from: number, count: number): Promise<Message[]> {
-  const { workflowId, runId } = execution();
-  const cached = deps.cache.read(runKey(workflowId, runId), count);
-  const [first] = cached ?? (await readMessages(deps.client.workflow, workflowId, runId, 0, 1));
-  const recent = cached ? cached.slice(from) : await readMessages(deps.client.workflow, workflowId, runId, from, count);
+  const [[first], recent] = (await messages(deps, [[0, 1], [from, count]])) as [Message[], Message[]];
   const [head, ...rest] = recent;
-  if (!first || !head || head.role !== 'user') return cached ?? [...(first ? [first] : []), ...recent];
+  if (!first || !head || head.role !== 'user') return [...(first ? [first] : []), ...recent];
   const marker = `[${from - 1} earlier messages are left out to keep the conversation within its budget.]\n\n`;
   return [first, { ...head, content: marker + head.content }, ...rest];
+}
+
+/**
+ * Messages `from..to` of this activity's run for each range: from the worker's cache; what it
+ * lacks is read (conversation-reader.ts) and kept. Only a first attempt may ask the run by query:
+ * a retried one may follow a lost worker, whose sticky queue would hold the query up.
+ */
+async function messages(deps: ModelTurnDeps, ranges: [number, number][]): Promise<Message[][]> {
+  const { workflowId, runId } = execution();
+  const key = runKey(workflowId, runId);
+  const lacking = [...new Set(ranges.flatMap(([from, to]) => deps.cache.missing(key, from, to)))];
+  if (lacking.length > 0) {
+    const found = await deps.reader.read(workflowId, runId, lacking, { query: Context.current().info.attempt === 1 });
+    for (const [i, m] of found) deps.cache.fill(key, i, [m]);
+  }
+  return ranges.map(([from, to]) => {
+    const read = deps.cache.read(key, from, to);
+    if (!read) {
+      const missing = deps.cache.missing(key, from, to);
+      throw ApplicationFailure.retryable(
+        `Could not read messages ${from}..${to - 1} of run ${workflowId}: ${missing.length} of them (from ${missing[0]}) were found neither in the cache nor in the run.`,
+      );
+    }
+    return read;
+  });
 }
 
 function checkOutput(schema: z.ZodType, text: string): OutputCheck {

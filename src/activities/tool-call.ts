@@ -4,7 +4,7 @@ import type { AgentDefinition, ToolDefinition } from '../core/define.js';
 import { ErrorTypes } from '../core/errors.js';
 import { hookInput, hooksFor } from '../core/hooks.js';
 import type { MiddlewareCall, MiddlewareDefinition } from '../core/middleware.js';
-import type { PermissionMode } from '../core/permissions.js';
+import type { PermissionMode } from '../core/permissions/index.js';
 import { toolGuardrails } from '../core/tool-gate.js';
 import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';

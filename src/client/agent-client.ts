@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
 import type { AgentDefinition } from '../core/define.js';
-import { PERMISSION_MODES, type PermissionMode } from '../core/permissions.js';
+import { PERMISSION_MODES, type PermissionMode } from '../core/permissions/index.js';
 import type { JsonValue } from '../core/json.js';
 import type { Message } from '../core/messages.js';
 import type { AgentRunInput, AgentRunResult, RunEvent, RunOptions, RunOverrides, RunState } from '../core/run.js';

@@ -3,7 +3,7 @@ import type { GuardrailNames } from './guardrails.js';
 import type { HandoffSpec } from './handoff.js';
 import type { HooksConfig } from './hooks.js';
 import type { JsonSchema } from './json-schema.js';
-import type { PermissionSettings } from './permissions.js';
+import type { PermissionSettings } from './permissions/index.js';
 
 /**
  * Retry policy for an activity, in the JSON form Temporal accepts.
@@ -44,8 +44,17 @@ export interface ToolSpec {
   description: string;
   /** JSON Schema of the arguments, generated from the tool's zod schema. */
   parameters: JsonSchema;
-  /** Read-only tools of one turn run in parallel. */
+  /**
+   * The tool changes nothing: plan mode lets it run. Read-only calls may also run in parallel
+   * (`concurrent` defaults to it).
+   */
   readOnly: boolean;
+  /**
+   * Consecutive calls of a turn that are all concurrent run in parallel; any other call runs
+   * alone. Absent, it is `readOnly` (specs recorded before this field kept concurrency there).
+   * Recorded only when it differs from `readOnly`.
+   */
+  concurrent?: boolean;
   /** Start-to-close timeout of one attempt of the tool activity, in milliseconds. Default 60 s. */
   timeoutMs?: number;
   /** Retries of a tool that throws. Without it a throwing tool returns an error result at once. */
@@ -129,7 +138,17 @@ export interface AgentSpec {
   forwardSubAgentEvents?: boolean;
   /** The agent may start background agents (its spawn_agent, list_agents, check_agent and stop_agent tools). */
   background?: BackgroundSpec;
+  /** Conditions checked after a turn's tool calls: when one holds, the run ends completed. */
+  stopWhen?: StopCondition[];
+  /** The agent has an `onTurnEnd` function: an answer without tool calls asks it whether to go on. */
+  continuesOnTurnEnd?: boolean;
 }
+
+/**
+ * A condition that ends a run after a turn's tool calls (plain JSON, recorded with the spec):
+ * a tool ran (without error), the run took this many turns, or used this many tokens.
+ */
+export type StopCondition = { toolCalled: string } | { turns: number } | { totalTokens: number };
 
 export const DEFAULT_MAX_TURNS = 10;
 export const DEFAULT_OUTPUT_RETRIES = 2;

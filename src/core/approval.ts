@@ -45,8 +45,8 @@ export interface ApprovalReceipt {
   pending: number;
 }
 
-/** Checks the shape of a decision from outside; the schema is in schemas.ts. */
-export { APPROVAL_DECISION_EXAMPLE, parseApprovalDecision } from './schemas.js';
+/** Checks the shape of a decision from outside (boundary.ts; the schema is in schemas.ts). */
+export { APPROVAL_DECISION_EXAMPLE, parseApprovalDecision } from './boundary.js';
 
 /** A call put to the worker's approver function. */
 export interface ApprovalRequest {

@@ -163,6 +163,8 @@ const eventUnion = z.discriminatedUnion('type', [
   ev('guardrail.tripped', { guardrail: z.string(), kind: guardrailKindSchema, reason: z.string(), callId: callId.optional() }),
   ev('hook.failed', { event: z.string(), error: z.string(), callId: callId.optional() }, 'A hook failed without deciding: logged, the run goes on.'),
   ev('hook.context', { event: z.string(), text: z.string() }),
+  ev('turn.continued', { turn, input: z.string() }, "The model answered and the agent's onTurnEnd gave input that continues the run."),
+  ev('run.stop_condition', { turn, condition: z.string() }, 'A stopWhen condition held after the turn: the run ends completed.'),
   ev('run.continued', { turns: z.number().int() }),
   ev('run.finished', { status: z.union([runStatusSchema, monitorStopReasonSchema]), output: z.unknown().optional(), error: z.string().optional() }),
   ev('monitor.turn', { turn, prompt: z.string(), inbox: z.number().int() }),
@@ -184,6 +186,7 @@ export const RUN_EVENT_TYPES: readonly string[] = eventUnion.options.map((o) => 
 
 export const agentRunResultSchema = z
   .object({
+    kind: z.literal('run'),
     status: z.enum(['completed', 'max_turns', 'blocked']),
     output: z.unknown().describe('The final answer: text, or the structured output; null when blocked.'),
     usage: usageSchema,
@@ -195,6 +198,7 @@ export const agentRunResultSchema = z
 
 export const runStateSchema = z
   .object({
+    kind: z.literal('run'),
     agent: z.string(),
     status: runStatusSchema,
     turns: z.number().int(),
@@ -238,8 +242,12 @@ const lastTurnSchema = z.object({
 
 export const monitorStateSchema = z
   .object({
+    kind: z.literal('monitor'),
     agent: z.string(),
-    phase: monitorPhaseSchema,
+    status: monitorPhaseSchema.describe('Where the monitor is; also its KeelStatus.'),
+    phase: monitorPhaseSchema.describe('Deprecated: the same as status.'),
+    messages: z.number().int(),
+    lastSeq: z.number().int(),
     nextWakeAt: z.string().nullable(),
     wakeReason: z.string().nullable(),
     turns: z.number().int(),
@@ -254,8 +262,10 @@ export const monitorStateSchema = z
 
 export const monitorResultSchema = z
   .object({
+    kind: z.literal('monitor'),
     status: monitorStopReasonSchema.exclude(['failed']),
-    detail: z.string().nullable().describe("report_done's detail, or why it stopped."),
+    output: z.string().nullable().describe("report_done's detail, or why it stopped."),
+    detail: z.string().nullable().describe('Deprecated: the same as output.'),
     turns: z.number().int(),
     usage: usageSchema,
     cost: z.number(),

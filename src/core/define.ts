@@ -8,6 +8,7 @@ import {
   type ApprovalSettings,
   type ModelSettings,
   type RetrySettings,
+  type StopCondition,
   type ToolSpec,
 } from './agent-spec.js';
 import {
@@ -20,12 +21,14 @@ import {
 } from './background.js';
 import type { GuardrailDefinition, GuardrailKind, GuardrailNames } from './guardrails.js';
 import type { MonitorBudgets } from './monitor.js';
-import { handoff, handoffParameters, handoffToolName, type AgentRef, type HandoffDefinition, type HandoffSpec } from './handoff.js';
-import { checkHooksConfig, type HooksConfig } from './hooks.js';
+import { handoff, handoffToolName, type AgentRef, type HandoffDefinition, type HandoffSpec } from './handoff.js';
+import type { HooksConfig } from './hooks.js';
+import { checkHooksConfig } from './schemas.js';
 import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
 import type { MiddlewareDefinition } from './middleware.js';
-import { checkPermissionSettings, type PermissionSettings } from './permissions.js';
+import { checkPermissionSettings, type PermissionSettings } from './permissions/index.js';
+import { stopConditionProblem } from './stop-when.js';
 
 /** The largest tool result a tool may allow itself: half of Temporal's 2 MB payload limit. */
 const MAX_RESULT_BYTES = 1024 * 1024;
@@ -65,7 +68,14 @@ export interface ToolOptions<S extends z.ZodType> {
   description: string;
   input: S;
   execute(args: z.output<S>, ctx: ToolContext): unknown;
+  /** The tool changes nothing: plan mode lets it run, and its calls may run in parallel. Default false. */
   readOnly?: boolean;
+  /**
+   * Its calls may run in parallel with the other concurrent calls of a turn (consecutive ones, in
+   * the model's order). Default: `readOnly`. Only that: a concurrent tool that changes things is
+   * still denied in plan mode; `concurrent: false` makes a read-only tool run alone.
+   */
+  concurrent?: boolean;
   /** One attempt's limit: milliseconds or a string such as '30s' or '5 minutes'. Default 60 s. */
   timeout?: Duration;
   retry?: RetrySettings;
@@ -135,6 +145,7 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
       description: options.description,
       parameters: toJsonSchema(options.input, `tool "${options.name}"`),
       readOnly: options.readOnly ?? false,
+      ...(options.concurrent !== undefined && options.concurrent !== (options.readOnly ?? false) && { concurrent: options.concurrent }),
       ...(options.timeout !== undefined && { timeoutMs: durationMs(options.timeout, `tool "${options.name}": timeout`) }),
       ...(options.retry !== undefined && { retry: options.retry }),
       ...(options.heartbeatTimeout !== undefined && {
@@ -242,7 +253,11 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
    * under this run in the Temporal UI), without this run's conversation, and returns its answer.
    */
   subAgents?: (AgentDefinition<any> | AgentRef)[]; // eslint-disable-line @typescript-eslint/no-explicit-any
-  /** Sub-agent calls run one at a time (default), or in parallel with each other and read-only tools. */
+  /**
+   * Sub-agent calls run one at a time (default), or in parallel with each other and read-only
+   * tools. Only that: whether plan mode lets a sub-agent run depends on what it can do (read-only
+   * when it is given as an agent whose tools are all read-only and which hands off to nobody).
+   */
   concurrentSubAgents?: boolean;
   /** Add the sub-agents' events to this run's event log (`subagent.event`, with depth and call ID). */
   forwardSubAgentEvents?: boolean;
@@ -253,6 +268,27 @@ export interface AgentOptions<O extends z.ZodType | undefined = z.ZodType | unde
    * stop_agent): each a monitor of its own, a child workflow, which reports back.
    */
   background?: BackgroundOptions;
+  /**
+   * Conditions checked after each turn's tool calls: when one holds, the run ends completed
+   * (with the last answer as its output). Plain JSON, recorded with the run's spec.
+   */
+  stopWhen?: StopCondition | StopCondition[];
+  /**
+   * When the model answers without tool calls: return input to continue the loop with it as the
+   * next user message, or nothing to let the answer stand. Runs on the worker (an activity, so its
+   * answer is recorded); bounded by maxTurns.
+   */
+  onTurnEnd?: (ctx: TurnEndContext) => string | undefined | void | Promise<string | undefined | void>;
+}
+
+export interface TurnEndContext {
+  agent: string;
+  turn: number;
+  /** The model's answer: its text, or the structured output as JSON. */
+  answer: string;
+  /** The run's context. */
+  context: JsonValue | undefined;
+  workflowId: string;
 }
 
 export interface BackgroundOptions {
@@ -284,6 +320,7 @@ export interface AgentDefinition<O extends z.ZodType | undefined = z.ZodType | u
   readonly guardrails: ReadonlyMap<string, GuardrailDefinition>;
   /** The agent's handoffs by tool name (their `onHandoff` checks run on the worker). */
   readonly handoffs: ReadonlyMap<string, HandoffDefinition<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly onTurnEnd?: AgentOptions['onTurnEnd'];
 }
 
 const AGENT_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
@@ -319,6 +356,13 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       throw new Error(`Agent "${options.name}": stopAtTools names "${name}", which is not one of its tools.`);
     }
   }
+  const stopWhen = options.stopWhen === undefined ? [] : Array.isArray(options.stopWhen) ? options.stopWhen : [options.stopWhen];
+  for (const c of stopWhen) {
+    const problem = stopConditionProblem(c);
+    if (problem) throw new Error(`Agent "${options.name}": stopWhen: ${problem}, got ${JSON.stringify(c)}.`);
+    if ('toolCalled' in c && !tools.has(c.toolCalled)) throw new Error(`Agent "${options.name}": stopWhen names the tool "${c.toolCalled}", which is not one of its tools.`);
+  }
+  if (options.onTurnEnd !== undefined && typeof options.onTurnEnd !== 'function') throw new Error(`Agent "${options.name}": onTurnEnd must be a function.`);
   const checked = pipelineSettings(options, tools);
   const handoffs = handoffsOf(options, tools);
   const background = backgroundSpec(options, tools);
@@ -331,6 +375,7 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
     middleware: checked.middleware,
     guardrails: checked.guardrails,
     handoffs: handoffs.byTool,
+    ...(options.onTurnEnd && { onTurnEnd: options.onTurnEnd }),
     spec: {
       name: options.name,
       description: options.description ?? '',
@@ -353,6 +398,8 @@ export function defineAgent<O extends z.ZodType | undefined = undefined>(options
       ...(options.maxDepth !== undefined && { maxDepth: wholeAtLeast(options.maxDepth, 0, `agent "${options.name}": maxDepth`) }),
       ...(background && { background }),
       ...(options.forwardSubAgentEvents && { forwardSubAgentEvents: true }),
+      ...(stopWhen.length > 0 && { stopWhen }),
+      ...(options.onTurnEnd && { continuesOnTurnEnd: true }),
     },
   };
 }
@@ -393,6 +440,10 @@ function subAgentTools(options: AgentOptions, tools: Map<string, ToolDefinition>
     const name = agent.name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
     if (tools.has(name) || handoffs.has(name)) throw new Error(`${where} has a tool named "${name}" besides its sub-agent "${agent.name}".`);
     const description = agent.kind === 'agent' && agent.spec.description ? agent.spec.description : `Ask the agent "${agent.name}" to do a task; it answers with its result.`;
+    // Read-only (plan mode lets it run) only when all it can do is read; parallel only when asked for,
+    // even then: one at a time by default, since sub-agents may have effects whose order matters.
+    const readOnly = subAgentReadOnly(agent);
+    const concurrent = options.concurrentSubAgents === true;
     return {
       name,
       description,
@@ -402,11 +453,21 @@ function subAgentTools(options: AgentOptions, tools: Map<string, ToolDefinition>
         required: ['input'],
         additionalProperties: false,
       },
-      // One at a time by default: sub-agents may have effects whose order matters.
-      readOnly: options.concurrentSubAgents === true,
+      readOnly,
+      ...(concurrent !== readOnly && { concurrent }),
       subAgent: agent.name,
     } as ToolSpec;
   });
+}
+
+/**
+ * A sub-agent changes nothing when it is given as an agent (a ref's tools are unknown here) whose
+ * tools are all read-only, its own sub-agents' included (by this rule), and which hands off to
+ * nobody (a handoff's tool is read-only, the agent it hands to need not be).
+ */
+function subAgentReadOnly(agent: AgentDefinition<any> | AgentRef): boolean { // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (agent.kind !== 'agent') return false;
+  return !agent.spec.handoffs?.length && agent.spec.tools.every((t) => t.readOnly);
 }
 
 /** The agent's handoffs: their tools for the model, what the spec records, the checks by tool. */
@@ -499,4 +560,12 @@ function durationMs(value: Duration, what: string): number {
     throw new Error(`${what} must be a positive duration (milliseconds, or a string such as '30s'), got ${JSON.stringify(value)}.`);
   }
   return ms;
+}
+
+/** The parameters of a handoff tool: its input schema, or no arguments. */
+export function handoffParameters(input: z.ZodType | undefined): JsonSchema {
+  if (!input) return { type: 'object', properties: {}, additionalProperties: false } as JsonSchema;
+  const json = z.toJSONSchema(input, { io: 'input', unrepresentable: 'throw' }) as JsonSchema;
+  delete (json as { $schema?: unknown }).$schema;
+  return json;
 }

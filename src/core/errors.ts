@@ -29,6 +29,8 @@ export const ErrorTypes = {
   Check: 'KeelCheckError',
   /** A monitor turn ran past its `turnTimeout` (the `errorType` a `turnRetry` rule matches; never a workflow failure). */
   TurnTimeout: 'KeelTurnTimeout',
+  /** The run refused a decision sent by the `approve` Update (its shape, its call, its edit): nothing changed; sending it again cannot help. */
+  ApprovalRejected: 'KeelApprovalRejected',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

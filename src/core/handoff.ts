@@ -3,8 +3,9 @@
  * tool. The run goes on in the same workflow with the other agent's instructions, tools,
  * policy, guardrails and limits; the target's spec is resolved by an activity and recorded.
  */
-import { z } from 'zod';
-import type { JsonSchema } from './json-schema.js';
+// Types only: a run's workflow code imports this module, and zod must stay out of its bundle
+// (src/core/schema-check.ts says why).
+import type { z } from 'zod';
 import type { JsonValue } from './json.js';
 import type { Message } from './messages.js';
 
@@ -71,14 +72,6 @@ export interface HandoffSpec {
 
 export function handoffToolName(agent: string): string {
   return `transfer_to_${agent.replace(/[^a-zA-Z0-9_-]/g, '_')}`.slice(0, 64);
-}
-
-/** The parameters of a handoff tool: its input schema, or no arguments. */
-export function handoffParameters(input: z.ZodType | undefined): JsonSchema {
-  if (!input) return { type: 'object', properties: {}, additionalProperties: false } as JsonSchema;
-  const json = z.toJSONSchema(input, { io: 'input', unrepresentable: 'throw' }) as JsonSchema;
-  delete (json as { $schema?: unknown }).$schema;
-  return json;
 }
 
 /**

@@ -6,7 +6,6 @@
  * Pure: the workflow imports it to decide which hooks an event has and to read their verdicts;
  * the runner that spawns commands and posts to URLs is src/activities/hooks.ts.
  */
-import { checkHooks } from './schemas.js';
 import { oneLine } from './text.js';
 
 export type HookEvent =
@@ -115,7 +114,7 @@ const PLAIN_STDOUT_IS_CONTEXT: ReadonlySet<HookEvent> = new Set(['UserPromptSubm
 /**
  * Why keel cannot run a handler Claude Code can: its type (prompt, agent, mcp_tool need a model
  * or an MCP client inside the hook runner) or a field whose meaning keel does not implement.
- * Undefined when keel runs it. loadClaudeSettings skips such handlers; checkHooksConfig refuses them.
+ * Undefined when keel runs it. loadClaudeSettings skips such handlers; checkHooksConfig (schemas.ts) refuses them.
  */
 export function unsupportedHookReason(event: HookEvent, handler: unknown): string | undefined {
   if (!isObject(handler)) return undefined;
@@ -134,16 +133,6 @@ export function unsupportedHookReason(event: HookEvent, handler: unknown): strin
     return `a hook with "shell": ${JSON.stringify(handler.shell)}: keel runs shell-form hooks with sh -c`;
   }
   return undefined;
-}
-
-/**
- * Checks hooks written in Claude Code's settings shape and returns them normalized (UI-only
- * fields dropped). Throws an Error naming `where` and the bad field, with what a valid entry
- * looks like. Unlike loadClaudeSettings, which skips what keel does not support, this refuses
- * it: a hook written for keel should run exactly as written. The schema is in schemas.ts.
- */
-export function checkHooksConfig(config: unknown, where: string): HooksConfig {
-  return checkHooks(config, where, unsupportedHookReason);
 }
 
 // ---------------------------------------------------------------------------------------------

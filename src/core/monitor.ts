@@ -118,10 +118,21 @@ export interface LastTurn {
   error?: string;
 }
 
-/** Answer of a monitor's `status` query. */
+/**
+ * Answer of a monitor's `status` query: the fields every run's status has (`kind`, `agent`,
+ * `status`, `turns`, `usage`, `messages`, `lastSeq`, `pending`), then the monitor's own.
+ */
 export interface MonitorState {
+  kind: 'monitor';
   agent: string;
+  /** Where the monitor is; also its `KeelStatus`. */
+  status: MonitorPhase;
+  /** @deprecated The same as `status`, its name before every run had one status shape. */
   phase: MonitorPhase;
+  /** Messages in the transcript (across continue-as-new). */
+  messages: number;
+  /** Sequence number of the last event. */
+  lastSeq: number;
   nextWakeAt: string | null;
   wakeReason: string | null;
   turns: number;
@@ -135,8 +146,11 @@ export interface MonitorState {
 }
 
 export interface MonitorResult {
+  kind: 'monitor';
   status: Exclude<MonitorStopReason, 'failed'>;
-  /** report_done's detail, or why it stopped. */
+  /** report_done's detail, or why it stopped: the run's output, as a plain run names it. */
+  output: string | null;
+  /** @deprecated The same as `output`, its name before every run had one result shape. */
   detail: string | null;
   turns: number;
   usage: Usage;

@@ -6,7 +6,7 @@ import type { HandoffFilter } from './handoff.js';
 import type { JsonValue } from './json.js';
 import type { Message, ToolCall } from './messages.js';
 import type { MonitorStopReason } from './monitor.js';
-import type { PermissionMode } from './permissions.js';
+import type { PermissionMode } from './permissions/index.js';
 import type { Usage } from './usage.js';
 
 /** Where a run is. Also the value of the `KeelStatus` search attribute. */
@@ -92,6 +92,17 @@ export interface ContinuedState {
   handoffView?: HandoffView;
   /** The background agents the run started and the reports not yet read. */
   background?: BackgroundState;
+  /**
+   * Messages of earlier executions that the next model turn needs (a monitor's goal and
+   * compacted view), so that reading them never walks the chain of executions.
+   */
+  carried?: MessageSegment[];
+}
+
+/** Messages `start..start + messages.length - 1` of a run. */
+export interface MessageSegment {
+  start: number;
+  messages: Message[];
 }
 
 export interface BackgroundState {
@@ -109,6 +120,7 @@ export interface HandoffView {
 
 /** Result of the `agentRun` workflow. */
 export interface AgentRunResult<O = unknown> {
+  kind: 'run';
   status: Extract<RunStatus, 'completed' | 'max_turns' | 'blocked'>;
   /** The final answer: text, or the parsed structured output when the agent has an output schema. */
   output: O;
@@ -119,8 +131,9 @@ export interface AgentRunResult<O = unknown> {
   blocked?: Tripwire;
 }
 
-/** Answer of the `status` query. */
+/** Answer of the `status` query: the shape every kind of run shares (a monitor's adds its own fields). */
 export interface RunState {
+  kind: 'run';
   /** The agent in charge. */
   agent: string;
   status: RunStatus;
@@ -231,6 +244,10 @@ export type RunEvent = EventBase &
     | { type: 'hook.failed'; event: string; error: string; callId?: string }
     | { type: 'hook.context'; event: string; text: string }
     | { type: 'run.continued'; turns: number }
+    /** The agent's onTurnEnd gave input after an answer: the loop goes on with it as the next user message. */
+    | { type: 'turn.continued'; turn: number; input: string }
+    /** One of the agent's stopWhen conditions held after a turn's tool calls: the run ends completed. */
+    | { type: 'run.stop_condition'; turn: number; condition: string }
     | { type: 'run.finished'; status: RunStatus | MonitorStopReason; output?: unknown; error?: string }
     // A monitor's own events.
     | { type: 'monitor.turn'; turn: number; prompt: string; inbox: number }

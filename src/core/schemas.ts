@@ -1,21 +1,21 @@
 /**
- * What crosses a workflow boundary from outside, checked by zod schemas in one place: the input
- * of `agentRun` and `agentMonitor`, approval decisions, inject messages, permission modes, hook
- * configuration. Any Temporal client in any language may send anything, so each check names the
- * field that is wrong and what a valid value looks like. The same schemas make the JSON Schema
- * files of the contract (`npm run contract`, src/core/contract.ts).
+ * What crosses a workflow boundary from outside, as zod schemas in one place: the input of
+ * `agentRun` and `agentMonitor`, approval decisions, inject messages, permission modes, hook
+ * configuration. Any Temporal client in any language may send anything, so each schema carries
+ * the sentence that names what is wrong (`x-message`, `{got}` standing for the value).
  *
- * Pure (zod and Temporal's pure definitions only): the workflow sandbox imports it. The types in
- * run.ts, monitor.ts, approval.ts and hooks.ts are checked against these schemas at the end of
- * this file, so neither can change without the other.
+ * Workflows do not load zod (it costs every cached run about 0.5 MB, src/core/schema-check.ts):
+ * `npm run contract` writes these schemas as JSON Schema into boundary-schemas.ts, and the
+ * workflows' checks (boundary.ts) read those with schema-check.ts. Hook configuration is checked
+ * here, with zod, where agents are defined. The types in run.ts, monitor.ts, approval.ts and
+ * hooks.ts are checked against these schemas at the end of this file, so neither can change
+ * without the other; test/contract.test.ts fails when boundary-schemas.ts lags.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { z } from 'zod';
 import type { ApprovalDecision } from './approval.js';
 import type { BackgroundReport, ParentLink } from './background.js';
-import { ErrorTypes } from './errors.js';
-import type { CommandHook, HookEvent, HookMatcher, HttpHook, HooksConfig } from './hooks.js';
+import { unsupportedHookReason, type CommandHook, type HookEvent, type HookMatcher, type HttpHook, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
 import { CONTEXT_BYTES, utf8Bytes } from './limits.js';
 import type { MonitorBudgets, MonitorCarried, MonitorInput, MonitorOptions, TurnRetryRule } from './monitor.js';
@@ -73,11 +73,14 @@ function check<T>(schema: z.ZodType<T>, value: unknown, root?: string): Checked<
 // ---------------------------------------------------------------------------------------------
 // Pieces
 
-const nonBlank = (message: string) => z.string({ error: message }).regex(/\S/, { error: message });
-const nonEmpty = (message: string) => z.string({ error: message }).min(1, { error: message });
-const count = (message: string) => z.number({ error: message }).int({ error: message }).min(0, { error: message });
-const positiveInt = (message: string) => z.number({ error: message }).int({ error: message }).min(1, { error: message });
-const strings = (message: string) => z.array(z.string({ error: message }), { error: message });
+/** The sentence a check says when a value does not fit (after the field's path); `{got}` is the value. */
+const said = <T extends z.ZodType>(schema: T, message: string): T => schema.meta({ 'x-message': message });
+const nonBlank = (message: string) => said(z.string({ error: message }).regex(/\S/, { error: message }), message);
+const nonEmpty = (message: string) => said(z.string({ error: message }).min(1, { error: message }), message);
+const count = (message: string) => said(z.number({ error: message }).min(0, { error: message }), message);
+const positiveInt = (message: string) => said(z.number({ error: message }).int({ error: message }).min(1, { error: message }), message);
+const strings = (message: string) => said(z.array(z.string({ error: message }), { error: message }), message);
+const text = (message: string) => said(z.string({ error: message }), message);
 
 function durationMs(value: number | string): number {
   try {
@@ -87,7 +90,7 @@ function durationMs(value: number | string): number {
   }
 }
 
-/** Milliseconds, or a string such as `'2h'`, `'30m'`, `'1 day'`: more than zero. */
+/** Milliseconds, or a string such as `'2h'`, `'30m'`, `'1 day'`: more than zero (boundary.ts checks that part). */
 const duration = (message: string) =>
   z
     .union([z.number(), z.string()], { error: message })
@@ -95,7 +98,7 @@ const duration = (message: string) =>
       const ms = durationMs(v);
       return Number.isFinite(ms) && ms > 0;
     }, { error: message })
-    .meta({ description: "A positive duration: milliseconds, or a string such as '90s', '30m', '2h', '1 day'." });
+    .meta({ description: "A positive duration: milliseconds, or a string such as '90s', '30m', '2h', '1 day'.", 'x-message': message, 'x-duration': true });
 
 /** Any JSON value: a payload that reached the workflow is JSON already, so only its type is stated. */
 export const jsonValueSchema = z.custom<JsonValue>(() => true).meta({ description: 'Any JSON value.' });
@@ -104,7 +107,7 @@ export const permissionModeSchema = z
   .enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], {
     error: (iss) => `must be one of default, acceptEdits, plan, dontAsk, bypassPermissions, got ${JSON.stringify(iss.input)}`,
   })
-  ;
+  .meta({ 'x-message': 'must be one of default, acceptEdits, plan, dontAsk, bypassPermissions, got {got}' });
 
 /** Plain JSON that the run's tools and instructions see; at most 64 KB. */
 const contextSchema = jsonValueSchema
@@ -114,6 +117,8 @@ const contextSchema = jsonValueSchema
   .meta({ description: `Plain JSON the run's tools (ctx.context) and instructions see, at most ${CONTEXT_BYTES / 1024} KB.` });
 
 const object = (message: string) => (iss: { code: string }) => (iss.code === 'invalid_type' ? message : undefined);
+/** An object's sentences: when it is not an object, and for a field it does not take. */
+const objectSaid = (message: string, unknown = 'is not a field keel knows; remove it') => ({ 'x-message': message, 'x-unknown': unknown });
 
 export const runOverridesSchema = z
   .object(
@@ -121,19 +126,19 @@ export const runOverridesSchema = z
       model: nonEmpty('must be "provider:model", such as "openai:gpt-4.1"').optional(),
       maxTurns: positiveInt('must be a whole number of at least 1').optional(),
       permissionMode: permissionModeSchema.optional(),
-      instructions: z.string({ error: 'must be a string (the system prompt)' }).optional(),
+      instructions: text('must be a string (the system prompt)').optional(),
       tools: strings('must be an array of tool names').optional(),
     },
     { error: object('must be an object such as { "model": "openai:gpt-4.1", "maxTurns": 5 }') },
   )
-  .meta({ description: "Per-run changes to the agent, recorded in the run's spec." });
+  .meta({ description: "Per-run changes to the agent, recorded in the run's spec.", ...objectSaid('must be an object such as { "model": "openai:gpt-4.1", "maxTurns": 5 }') });
 
 export const runOptionsSchema = z
   .object(
     { continueAsNewAfterEvents: positiveInt('must be a whole number of history events, at least 1').optional() },
     { error: object('must be an object such as { "continueAsNewAfterEvents": 10000 }') },
   )
-  ;
+  .meta(objectSaid('must be an object such as { "continueAsNewAfterEvents": 10000 }'));
 
 const parentRunSchema = z
   .object({
@@ -149,16 +154,14 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** State a run carries into its next execution: keel's own, checked only for being an object. */
 const continuedStateSchema = z
-  .custom<ContinuedState>(isObject, { error: 'is keel\'s own state for continue-as-new, an object' })
-  .meta({ description: 'Set by keel when a run continues as new; refused from any other caller.' });
-
-const AGENT_RUN_EXAMPLE = '{"agent": "<name>", "input": "<prompt>"}';
+  .custom<ContinuedState>(isObject, { error: "is keel's own state for continue-as-new, an object" })
+  .meta({ description: 'Set by keel when a run continues as new; refused from any other caller.', type: 'object' });
 
 export const agentRunInputSchema = z
   .strictObject(
     {
       agent: nonEmpty('must be a non-empty string').meta({ description: 'Name of a registered agent.' }),
-      input: z.string({ error: 'must be a string (the prompt)' }).meta({ description: "The user's prompt." }),
+      input: text('must be a string (the prompt)').meta({ description: "The user's prompt." }),
       context: contextSchema.optional(),
       overrides: runOverridesSchema.optional(),
       options: runOptionsSchema.optional(),
@@ -167,53 +170,57 @@ export const agentRunInputSchema = z
     },
     { error: (iss) => (iss.code === 'invalid_type' ? 'the input must be a JSON object' : undefined) },
   )
-  .meta({ title: 'agentRun input' });
+  .meta({ title: 'agentRun input', ...objectSaid('the input must be a JSON object') });
 
 /** Budgets of a monitor: counts 0 or more, durations positive. */
 export const monitorBudgetsSchema = z
   .object(
     {
       maxTurns: count('must be a number, 0 or more').optional().meta({ description: 'Monitor turns; default 50; 0 means no limit.' }),
-      maxInputTokens: z.number({ error: 'must be a number, 0 or more' }).min(0, { error: 'must be a number, 0 or more' }).optional(),
-      maxOutputTokens: z.number({ error: 'must be a number, 0 or more' }).min(0, { error: 'must be a number, 0 or more' }).optional(),
-      maxCostUsd: z.number({ error: 'must be a number, 0 or more' }).min(0, { error: 'must be a number, 0 or more' }).optional(),
+      maxInputTokens: count('must be a number, 0 or more').optional(),
+      maxOutputTokens: count('must be a number, 0 or more').optional(),
+      maxCostUsd: count('must be a number, 0 or more').optional(),
       wallclock: duration("must be a positive duration (milliseconds, or a string such as '2h')").optional(),
       turnTimeout: duration("must be a positive duration (milliseconds, or a string such as '10m')").optional(),
     },
     { error: object('must be an object such as { "maxTurns": 20, "wallclock": "2h" }') },
   )
-  ;
+  .meta(objectSaid('must be an object such as { "maxTurns": 20, "wallclock": "2h" }'));
 
 const turnRetryRuleSchema = z.object({
-  errorType: z.string({ error: 'must be an error type such as "KeelProviderTransientError"' }).optional(),
-  action: z.enum(['retry', 'skip', 'abort'], { error: 'must be "retry", "skip" or "abort"' }),
+  errorType: text('must be an error type such as "KeelProviderTransientError"').optional(),
+  action: said(z.enum(['retry', 'skip', 'abort'], { error: 'must be "retry", "skip" or "abort"' }), 'must be "retry", "skip" or "abort"'),
   maxAttempts: positiveInt('must be a whole number of at least 1').optional(),
 });
 
 const toolNaming = z.object({
   name: nonEmpty('must be a non-empty tool name').optional(),
-  description: z.string({ error: 'must be a string' }).optional(),
+  description: text('must be a string').optional(),
 });
 
 export const monitorOptionsSchema = z
   .object(
     {
-      continuePrompt: z.string({ error: 'must be a string' }).optional(),
+      continuePrompt: text('must be a string').optional(),
       doneTool: toolNaming.optional(),
       scheduleTool: toolNaming
-        .extend({ maxDelaySeconds: z.number({ error: 'must be a number of seconds, more than 0' }).positive({ error: 'must be a number of seconds, more than 0' }).optional() })
+        .extend({ maxDelaySeconds: said(z.number({ error: 'must be a number of seconds, more than 0' }).positive({ error: 'must be a number of seconds, more than 0' }), 'must be a number of seconds, more than 0').optional() })
         .optional(),
-      maxDeferSeconds: z.number({ error: 'must be a number of seconds, more than 0' }).positive({ error: 'must be a number of seconds, more than 0' }).optional(),
-      prices: z
-        .record(z.string(), z.object({ input: z.number(), output: z.number() }), { error: 'must map "provider:model" to { "input": <$ per million tokens>, "output": <...> }' })
-        .optional(),
-      turnRetry: z.array(turnRetryRuleSchema, { error: 'must be an array of rules such as { "action": "retry", "maxAttempts": 3 }' }).optional(),
+      maxDeferSeconds: said(z.number({ error: 'must be a number of seconds, more than 0' }).positive({ error: 'must be a number of seconds, more than 0' }), 'must be a number of seconds, more than 0').optional(),
+      prices: said(
+        z.record(z.string(), z.object({ input: z.number(), output: z.number() }), { error: 'must map "provider:model" to { "input": <$ per million tokens>, "output": <...> }' }),
+        'must map "provider:model" to { "input": <$ per million tokens>, "output": <...> }',
+      ).optional(),
+      turnRetry: said(
+        z.array(turnRetryRuleSchema, { error: 'must be an array of rules such as { "action": "retry", "maxAttempts": 3 }' }),
+        'must be an array of rules such as { "action": "retry", "maxAttempts": 3 }',
+      ).optional(),
       continueAsNewEveryTurns: positiveInt('must be a whole number of turns, at least 1').optional(),
       contextTokens: positiveInt('must be a whole number of tokens, at least 1').optional(),
     },
     { error: object('must be an object') },
   )
-  ;
+  .meta(objectSaid('must be an object'));
 
 const parentLinkSchema = z
   .object({ workflowId: z.string(), name: z.string(), depth: z.number().int().min(1), maxDepth: z.number().int().min(0) })
@@ -221,9 +228,7 @@ const parentLinkSchema = z
 
 const monitorCarriedSchema = z
   .custom<MonitorCarried>(isObject, { error: "is keel's own state for continue-as-new, an object" })
-  .meta({ description: 'Set by keel when a monitor continues as new; refused from any other caller.' });
-
-const MONITOR_EXAMPLE = '{"agent": "<name>", "goal": "<first prompt>", "budgets"?: {...}}';
+  .meta({ description: 'Set by keel when a monitor continues as new; refused from any other caller.', type: 'object' });
 
 export const monitorInputSchema = z
   .strictObject(
@@ -236,60 +241,25 @@ export const monitorInputSchema = z
       options: monitorOptionsSchema.optional(),
       continued: monitorCarriedSchema.optional(),
       parent: parentLinkSchema.optional(),
-      startAt: z.number({ error: 'must be a time in epoch milliseconds' }).optional().meta({ description: 'When to take the first turn (epoch milliseconds); default now.' }),
+      startAt: said(z.number({ error: 'must be a time in epoch milliseconds' }), 'must be a time in epoch milliseconds').optional().meta({ description: 'When to take the first turn (epoch milliseconds); default now.' }),
     },
     { error: (iss) => (iss.code === 'invalid_type' ? 'the input must be a JSON object' : undefined) },
   )
-  .meta({ title: 'agentMonitor input' });
-
-function invalidInput(workflow: string, problems: string[], expected: string): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: ErrorTypes.InvalidInput,
-    nonRetryable: true,
-    message: `Invalid ${workflow} input: ${problems.join('; ')}. Expected ${expected}.`,
-  });
-}
-
-/**
- * Checks an `agentRun` input; throws a non-retryable `KeelInvalidInput` failure naming every
- * problem. `continuing`: this execution continues an earlier one (only then may `continued` be set).
- */
-export function checkAgentRunInput(input: unknown, continuing: boolean): asserts input is AgentRunInput {
-  const checked = check(agentRunInputSchema, input);
-  const problems = checked.ok ? [] : checked.problems;
-  // Only the workflow itself continues a run; a caller cannot hand it a state.
-  if (isObject(input) && input.continued !== undefined && !continuing) {
-    problems.push('"continued" is set by keel when a run continues as new, never by a caller');
-  }
-  if (problems.length > 0) throw invalidInput('agentRun', problems, AGENT_RUN_EXAMPLE);
-}
-
-/** Checks an `agentMonitor` input, as checkAgentRunInput does a run's. */
-export function checkMonitorInput(input: unknown, continuing: boolean): asserts input is MonitorInput {
-  const checked = check(monitorInputSchema, input);
-  const problems = checked.ok ? [] : checked.problems;
-  if (isObject(input) && input.continued !== undefined && !continuing) {
-    problems.push('"continued" is set by keel when a monitor continues as new, never by a caller');
-  }
-  if (problems.length > 0) throw invalidInput('agentMonitor', problems, MONITOR_EXAMPLE);
-}
+  .meta({ title: 'agentMonitor input', ...objectSaid('the input must be a JSON object') });
 
 // ---------------------------------------------------------------------------------------------
 // Signals and Updates
-
-export const APPROVAL_DECISION_EXAMPLE = '{"callId": "<id>", "decision": "allow" | "deny", "reason"?: "...", "arguments"?: {...}, "remember"?: true}';
 
 export const approvalDecisionSchema = z
   .strictObject(
     {
       callId: nonEmpty('must be the ID of a pending call').meta({ description: "The pending call's ID, as the status query lists it." }),
-      decision: z.enum(['allow', 'deny'], { error: (iss) => `must be "allow" or "deny", got ${JSON.stringify(iss.input)}` }),
-      reason: z.string({ error: 'must be a string' }).optional().meta({ description: "Why: the model reads a deny's reason as the call's result." }),
-      arguments: z
-        .record(z.string(), z.unknown(), { error: 'must be a JSON object (the edited arguments of the call)' })
+      decision: said(z.enum(['allow', 'deny'], { error: (iss) => `must be "allow" or "deny", got ${JSON.stringify(iss.input)}` }), 'must be "allow" or "deny", got {got}'),
+      reason: text('must be a string').optional().meta({ description: "Why: the model reads a deny's reason as the call's result." }),
+      arguments: said(z.record(z.string(), z.unknown(), { error: 'must be a JSON object (the edited arguments of the call)' }), 'must be a JSON object (the edited arguments of the call)')
         .optional()
         .meta({ description: 'Edited arguments to run the call with instead; checked again (schema, policy, guardrails).' }),
-      remember: z.boolean({ error: 'must be true or false' }).optional().meta({ description: 'Allow calls like this one again for the rest of the run (an allow rule is added).' }),
+      remember: said(z.boolean({ error: 'must be true or false' }), 'must be true or false').optional().meta({ description: 'Allow calls like this one again for the rest of the run (an allow rule is added).' }),
     },
     {
       error: (iss) =>
@@ -302,38 +272,17 @@ export const approvalDecisionSchema = z
     }
     if (d.remember === true && d.decision === 'deny') ctx.addIssue({ code: 'custom', path: ['remember'], message: 'only applies to "allow"' });
   })
-  .meta({ title: 'approve (Update and Signal)' });
-
-/**
- * Checks a decision from outside (any client may send any JSON). Returns the decision, or a
- * message saying what is wrong and what a valid one looks like.
- */
-export function parseApprovalDecision(value: unknown): { ok: true; decision: ApprovalDecision } | { ok: false; error: string } {
-  const checked = check(approvalDecisionSchema, value);
-  if (!checked.ok) return { ok: false, error: `Invalid approval decision: ${checked.problems.join('; ')}. Expected ${APPROVAL_DECISION_EXAMPLE}.` };
-  const { remember, ...decision } = checked.value;
-  return { ok: true, decision: remember === true ? { ...decision, remember } : decision };
-}
+  .meta({ title: 'approve (Update and Signal)', ...objectSaid('it must be a JSON object', 'is not a field of a decision') });
 
 export const injectInputSchema = z
   .union([nonBlank('must be a non-empty message'), z.object({ message: nonBlank('must be a non-empty message') })], {
     error: 'inject takes a non-empty message: a string, or { "message": "..." }',
   })
-  .meta({ title: 'inject (Update and Signal)', description: 'A message for the next turn: a string, or { "message": "..." }.' });
-
-/** The message of an inject, or why there is none. */
-export function parseInject(value: unknown): { ok: true; message: string } | { ok: false; error: string } {
-  const parsed = injectInputSchema.safeParse(value);
-  if (!parsed.success) return { ok: false, error: 'inject takes a non-empty message: a string, or { "message": "..." }.' };
-  return { ok: true, message: typeof parsed.data === 'string' ? parsed.data : parsed.data.message };
-}
-
-/** A permission mode from a signal, or why it is not one. */
-export function parsePermissionMode(value: unknown): { ok: true; mode: PermissionMode } | { ok: false; error: string } {
-  const parsed = permissionModeSchema.safeParse(value);
-  if (parsed.success) return { ok: true, mode: parsed.data };
-  return { ok: false, error: `Unknown permission mode ${JSON.stringify(value)}: use one of ${permissionModeSchema.options.join(', ')}.` };
-}
+  .meta({
+    title: 'inject (Update and Signal)',
+    description: 'A message for the next turn: a string, or { "message": "..." }.',
+    'x-message': 'inject takes a non-empty message: a string, or { "message": "..." }',
+  });
 
 export const backgroundReportSchema = z
   .object({
@@ -493,13 +442,14 @@ function normalizeHooks(config: Record<string, HookMatcher[] | undefined>): Hook
 type HookHandlerParsed = (CommandHook | HttpHook) & { statusMessage?: unknown; once?: unknown; shell?: unknown };
 
 /**
- * Checks hooks written in Claude Code's settings shape and returns them normalized. Throws an
- * Error naming `where` and each bad field, with what a valid entry looks like. `unsupported`
- * says why keel cannot run a handler Claude Code can (hooks.ts's unsupportedHookReason).
+ * Checks hooks written in Claude Code's settings shape and returns them normalized (UI-only
+ * fields dropped). Throws an Error naming `where` and each bad field, with what a valid entry
+ * looks like. Unlike loadClaudeSettings, which skips what keel does not support, this refuses
+ * it (unsupportedHookReason): a hook written for keel should run exactly as written.
  */
-export function checkHooks(config: unknown, where: string, unsupported: (event: HookEvent, handler: unknown) => string | undefined): HooksConfig {
+export function checkHooksConfig(config: unknown, where: string): HooksConfig {
   if (config === undefined || config === null) return {};
-  const checked = check(hooksConfigSchema(unsupported), config, 'hooks');
+  const checked = check(hooksConfigSchema(unsupportedHookReason), config, 'hooks');
   if (!checked.ok) throw new Error(`${where}: ${checked.problems.join('; ')}`);
   return normalizeHooks(checked.value as Record<string, HookMatcher[] | undefined>);
 }

@@ -6,7 +6,7 @@
  */
 import type { AgentSpec, ToolSpec } from './agent-spec.js';
 import { hooksFor } from './hooks.js';
-import { checkPermission, mostRestrictive, type PermissionDecision, type PermissionMode, type PermissionRequest, type PermissionVerdict } from './permissions.js';
+import { checkPermission, mostRestrictive, type PermissionDecision, type PermissionMode, type PermissionRequest, type PermissionVerdict } from './permissions/index.js';
 
 /** What one stage said about a call. */
 export interface StageVerdict {
@@ -87,6 +87,11 @@ export function permissionRequest(spec: AgentSpec, toolName: string, args: Recor
 
 export function toolOf(spec: AgentSpec, name: string): ToolSpec | undefined {
   return spec.tools.find((t) => t.name === name);
+}
+
+/** Whether the tool's calls may run in parallel with other such calls: `concurrent`, else `readOnly` (recorded specs before `concurrent`). */
+export function runsConcurrently(tool: ToolSpec | undefined): boolean {
+  return tool ? (tool.concurrent ?? tool.readOnly) : false;
 }
 
 /** Tool input guardrails of a call: the agent's, then the tool's own. */

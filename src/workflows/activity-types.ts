@@ -6,7 +6,7 @@ import type { AgentSpec } from '../core/agent-spec.js';
 import type { ApprovalRequest } from '../core/approval.js';
 import type { Tripwire } from '../core/guardrails.js';
 import type { HookEvent } from '../core/hooks.js';
-import type { PermissionMode } from '../core/permissions.js';
+import type { PermissionMode } from '../core/permissions/index.js';
 import type { StageDecision } from '../core/tool-gate.js';
 import type { JsonValue } from '../core/json.js';
 import type { AssistantMessage, ToolCall, ToolResultMessage } from '../core/messages.js';
@@ -168,4 +168,19 @@ export interface AgentActivities {
   runHooks(input: RunHooksInput): Promise<RunHooksResult>;
   approveCall(input: ApproveCallInput): Promise<ApproveCallResult>;
   resolveHandoff(input: ResolveHandoffInput): Promise<ResolveHandoffResult>;
+  turnEnd(input: TurnEndInput): Promise<TurnEndResult>;
+}
+
+/** The agent's onTurnEnd, asked when the model answered without tool calls. */
+export interface TurnEndInput {
+  agent: string;
+  spec: string;
+  turn: number;
+  answer: string;
+  context?: JsonValue;
+}
+
+/** `input`: the next user message, which continues the loop; absent: the answer stands. */
+export interface TurnEndResult {
+  input?: string;
 }

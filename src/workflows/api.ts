@@ -7,10 +7,10 @@ import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio
 import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
 import type { BackgroundReport } from '../core/background.js';
 import type { MonitorState } from '../core/monitor.js';
-import type { PermissionMode } from '../core/permissions.js';
+import type { PermissionMode } from '../core/permissions/index.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Message } from '../core/messages.js';
-import type { EventPage, RunEvent, RunState, TranscriptPage } from '../core/run.js';
+import type { EventPage, MessageSegment, RunEvent, RunState, TranscriptPage } from '../core/run.js';
 
 /** The workflow type name: `temporal workflow start --type agentRun ...` */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -79,6 +79,8 @@ export interface KeelSinks extends Sinks {
     append(start: number, messages: Message[]): void;
     /** The execution continues an earlier one of the same run: its messages are this one's. */
     continued(previousRunId: string): void;
+    /** Messages of earlier executions that this one was handed on (`ContinuedState.carried`). */
+    carried(segments: MessageSegment[]): void;
   };
 }
 

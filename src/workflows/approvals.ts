@@ -4,13 +4,31 @@
  * A wait is a `condition`, so a run waits for an hour or a week, across worker restarts,
  * and costs nothing while it does.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import { condition } from '@temporalio/workflow';
 import type { AgentSpec, ToolSpec } from '../core/agent-spec.js';
 import { parseApprovalDecision, type ApprovalDecision, type DecisionSource, type PendingApproval } from '../core/approval.js';
+import { ErrorTypes } from '../core/errors.js';
 import { preview } from '../core/limits.js';
-import type { PermissionMode } from '../core/permissions.js';
-import { schemaProblem } from '../core/schema-check.js';
+import type { PermissionMode } from '../core/permissions/index.js';
+import { schemaProblem, unknownFields } from '../core/schema-check.js';
+import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
+
+/**
+ * A refused decision: non-retryable (the same decision is refused again), of one type, so an
+ * Update's caller can tell a refusal from a failure to reach the run.
+ */
+export function refusal(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: ErrorTypes.ApprovalRejected, message, nonRetryable: true });
+}
+
+/**
+ * Whether an edit's fields the tool does not take are refused. Asked only when an edit has such
+ * fields, and never in an Update's validator (which writes nothing, and is not replayed): runs
+ * recorded before the check ran such edits with the fields dropped, and replay the same.
+ */
+const refusesUnknownFields = () => hasPatch(Patches.RefuseUnknownFields);
 
 export interface Decided {
   decision: ApprovalDecision;
@@ -101,34 +119,51 @@ export class Approvals {
 
   /**
    * Checks a decision from outside: its shape, that its call is one of this turn's undecided
-   * calls, and that edited arguments match the tool's schema. Throws with what is wrong; the
-   * Update's validator calls it, so a rejected Update writes nothing to history.
+   * calls, and that edited arguments match the tool's schema and have no field the tool does not
+   * take. Throws a refusal (a non-retryable ApplicationFailure) with what is wrong; the Update's
+   * validator calls it (through `validate`), so a rejected Update writes nothing to history.
    */
-  check(value: unknown): ApprovalDecision {
+  check(value: unknown, strictFields: () => boolean = refusesUnknownFields): ApprovalDecision {
     const parsed = parseApprovalDecision(value);
-    if (!parsed.ok) throw new Error(parsed.error);
+    if (!parsed.ok) throw refusal(parsed.error);
     const { decision } = parsed;
     const call = this.open.get(decision.callId);
     // A sub-agent's call: its run checks the rest when the decision reaches it.
     if (!call && this.childOf(decision.callId)) return decision;
     if (!call) {
       const waiting = [...this.pending.keys()];
-      throw new Error(
+      throw refusal(
         `Call "${decision.callId}" is not waiting for a decision in this run` +
           (waiting.length ? `; waiting: ${waiting.join(', ')}.` : '; no call is waiting.') +
           ' See the pending calls with `keel pending` or the run\'s status query.',
       );
     }
-    if (this.decided.has(decision.callId)) throw new Error(`Call "${decision.callId}" was already decided.`);
-    const problem = decision.arguments ? this.argumentsProblem(decision.callId, decision.arguments) : undefined;
-    if (problem) throw new Error(problem);
+    if (this.decided.has(decision.callId)) throw refusal(`Call "${decision.callId}" was already decided.`);
+    const problem = decision.arguments ? this.argumentsProblem(decision.callId, decision.arguments, strictFields) : undefined;
+    if (problem) throw refusal(problem);
     return decision;
   }
 
-  /** Edited arguments that do not match the tool's schema: what is wrong. */
-  argumentsProblem(callId: string, args: Record<string, unknown>): string | undefined {
+  /** The Update's validator's check: the same, always refusing unknown fields, and deciding no patch (a validator records nothing). */
+  validate(value: unknown): ApprovalDecision {
+    return this.check(value, () => true);
+  }
+
+  /**
+   * Edited arguments that do not match the tool's schema, or carry a field it does not take
+   * (which its zod schema would drop without a word, losing the person's edit): what is wrong.
+   */
+  argumentsProblem(callId: string, args: Record<string, unknown>, strictFields: () => boolean = refusesUnknownFields): string | undefined {
     const tool = this.open.get(callId)?.tool;
     if (!tool) return undefined;
+    const unknown = unknownFields(tool.parameters, args);
+    if (unknown.length > 0 && strictFields()) {
+      const count = unknown.reduce((n, u) => n + u.fields.length, 0);
+      const where = unknown
+        .map((u) => `${u.fields.map((f) => JSON.stringify(u.at ? `${u.at}.${f}` : f)).join(', ')} (${u.at || tool.name} takes: ${u.takes.join(', ') || 'nothing'})`)
+        .join('; ');
+      return `The edited arguments for ${tool.name} have ${count === 1 ? 'a field' : 'fields'} it does not take: ${where}. Nothing was changed: send the edit without ${count === 1 ? 'it' : 'them'}.`;
+    }
     const problem = schemaProblem(tool.parameters, args);
     return problem ? `The edited arguments for ${tool.name} do not match its schema: ${problem}.` : undefined;
   }

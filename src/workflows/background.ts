@@ -22,9 +22,10 @@ import {
 import { innermostError } from '../core/errors.js';
 import { preview } from '../core/limits.js';
 import type { MonitorBudgets, MonitorInput } from '../core/monitor.js';
-import type { BackgroundState } from '../core/run.js';
+import type { BackgroundState, ContinuedState } from '../core/run.js';
 import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipeline.js';
 import { AGENT_MONITOR_WORKFLOW, agentSearchAttribute, statusSearchAttribute, stopSignal } from './api.js';
+import type { RunFeature } from './feature.js';
 import type { Run } from './run-state.js';
 
 interface SpawnArgs {
@@ -37,21 +38,37 @@ interface SpawnArgs {
   taskQueue?: unknown;
 }
 
-export class Background {
+export class Background implements RunFeature {
+  readonly name = 'background';
   readonly children = new Map<string, BackgroundChild>();
   private reports: BackgroundReport[] = [];
   private readonly seen: Record<string, number>;
+  private run: Run | undefined;
+  /** Reports received before the run existed (the first workflow task): their events are logged at attach. */
+  private early: BackgroundReport[] = [];
+  /** Told of each new report: a sleeping monitor wakes (a plain run reads it at its next turn anyway). */
+  onReport: () => void = () => undefined;
+  readonly stage: ToolStage;
+
   constructor(
-    private readonly run: Run,
-    carried?: BackgroundState,
+    carried: BackgroundState | undefined,
+    /** The run that started this one in the background, when it is a background agent. */
+    private readonly parent: ParentLink | undefined,
   ) {
     for (const child of carried?.children ?? []) this.children.set(child.name, child);
     this.reports = [...(carried?.reports ?? [])];
     this.seen = { ...(carried?.seen ?? {}) };
+    this.stage = this.spawnStage();
   }
 
-  carry(): BackgroundState {
-    return { children: [...this.children.values()], reports: this.reports, seen: this.seen };
+  attach(run: Run): void {
+    this.run = run;
+    for (const report of this.early.splice(0)) this.logged(report);
+  }
+
+  carry(): Partial<ContinuedState> {
+    const used = this.children.size > 0 || this.reports.length > 0 || Object.keys(this.seen).length > 0;
+    return used ? { background: { children: [...this.children.values()], reports: this.reports, seen: this.seen } } : {};
   }
 
   running(): BackgroundChild[] {
@@ -69,12 +86,17 @@ export class Background {
       child.lastReport = report;
       if (report.kind !== 'alert') child.status = report.kind;
     }
-    this.run.emit({ type: 'background.report', name: report.name, kind: report.kind, text: preview(report.text, 500), report: report.seq });
-    this.run.wake();
+    if (this.run) this.logged(report);
+    else this.early.push(report);
+    this.onReport();
   }
 
-  /** The reports not yet read, as the block the model reads; undefined when there are none. */
-  takeBlock(): string | undefined {
+  private logged(report: BackgroundReport): void {
+    this.run!.emit({ type: 'background.report', name: report.name, kind: report.kind, text: preview(report.text, 500), report: report.seq });
+  }
+
+  /** The reports not yet read, as the block the model reads before its next turn; undefined when there are none. */
+  beforeTurn(): string | undefined {
     if (this.reports.length === 0) return undefined;
     const block = reportsBlock(this.reports);
     this.reports = [];
@@ -83,14 +105,16 @@ export class Background {
 
   /** The run ends: the agents it started that still run are cancelled, unless it said to let them run. */
   async end(): Promise<void> {
-    const spec = this.run.agent.background;
+    if (this.children.size === 0) return;
+    const spec = this.run?.agent.background;
     if (spec?.onParentEnd === 'continue') return;
     await CancellationScope.nonCancellable(() =>
       Promise.all(this.running().map((c) => getExternalWorkflowHandle(c.workflowId).cancel().catch(() => undefined))),
     );
   }
 
-  stage(parent: ParentLink | undefined): ToolStage {
+  private spawnStage(): ToolStage {
+    const parent = this.parent;
     return {
       name: 'background',
       run: async (request, next) => {
@@ -112,7 +136,7 @@ export class Background {
           if (child.status !== 'running') return answer(`${child.name} is not running (${child.status}).`, true);
           const reason = typeof args.reason === 'string' ? args.reason : 'stopped by the agent that started it';
           await getExternalWorkflowHandle(child.workflowId).signal(stopSignal, reason);
-          this.run.emit({ type: 'background.stopped', name: child.name, reason });
+          this.run!.emit({ type: 'background.stopped', name: child.name, reason });
           return answer(`Stopping ${child.name}: it reports when it has stopped.`);
         }
 
@@ -145,7 +169,7 @@ export class Background {
         const input: MonitorInput = {
           agent: spec.agent,
           goal,
-          ...(this.run.context !== undefined && { context: this.run.context }),
+          ...(this.run!.context !== undefined && { context: this.run!.context }),
           overrides: { ...(typeof args.instructions === 'string' && { instructions: args.instructions }), ...(toolNames && { tools: toolNames }) },
           budgets: { ...spec.budgets, ...(args.budgets ?? {}) },
           parent: { workflowId: workflowInfo().workflowId, name, depth, maxDepth },
@@ -169,7 +193,7 @@ export class Background {
         }
         const child: BackgroundChild = { name, workflowId, goal: preview(goal, 500), status: 'running', spawnedAt: new Date().toISOString(), ...(taskQueue && { taskQueue }) };
         this.children.set(name, child);
-        this.run.emit({ type: 'background.spawned', name, workflowId, goal: preview(goal, 500), ...(taskQueue && { taskQueue }) });
+        this.run!.emit({ type: 'background.spawned', name, workflowId, goal: preview(goal, 500), ...(taskQueue && { taskQueue }) });
         return answer(`Started ${name} in the background (${workflowId}). Its reports reach you at your next turns.`);
       },
     };
@@ -191,16 +215,4 @@ function scheduleTime(value: unknown): number | null {
   } catch {
     return null;
   }
-}
-
-/** The pipeline stage of the background tools; the run's Background is made when first needed. */
-export function backgroundStage(run: Run): ToolStage {
-  return {
-    name: 'background',
-    run: (request, next) => {
-      if (!request.agent.background) return next(request);
-      run.background ??= new Background(run);
-      return run.background.stage(run.parentLink).run(request, next);
-    },
-  };
 }

@@ -8,6 +8,10 @@ import { patched } from '@temporalio/workflow';
 export const Patches = {
   /** Unknown tools and unparseable arguments answered in the workflow, without a tool activity. */
   ValidateInWorkflow: 'keel-validate-in-workflow',
+  /** Monitors get the run's start and end checks (input guardrails, SessionStart, UserPromptSubmit, SessionEnd). */
+  MonitorRunChecks: 'keel-monitor-run-checks',
+  /** An approval's edit with a field the tool does not take is refused (it was run with the field dropped). */
+  RefuseUnknownFields: 'keel-refuse-unknown-fields',
 } as const;
 
 export type Patch = (typeof Patches)[keyof typeof Patches];

@@ -4,13 +4,14 @@
  * clients read), and the worker-problem signal.
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
-import { PERMISSION_MODES } from '../core/permissions.js';
+import { PERMISSION_MODES } from '../core/permissions/index.js';
 import { approveSignal, approveUpdate, backgroundReportSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
-import { Background } from './background.js';
+import type { Background } from './background.js';
+import { refusal } from './approvals.js';
 import type { Run } from './run-state.js';
 
-export function registerRunHandlers(current: () => Run | undefined, turn: () => number): void {
+export function registerRunHandlers(current: () => Run | undefined, background: Background): void {
   setHandler(transcriptQuery, (range) => current()?.transcriptPage(range) ?? { from: 0, messages: [], total: 0, firstHeld: 0 });
   setHandler(eventsQuery, (after) => current()?.eventPage(after) ?? { events: [], firstSeq: 1, lastSeq: 0 });
   setHandler(specQuery, (hash) => current()?.spec(hash) ?? null);
@@ -27,8 +28,8 @@ export function registerRunHandlers(current: () => Run | undefined, turn: () => 
     {
       validator: (decision) => {
         const run = current();
-        if (!run) throw new Error('The run has not started yet: no call is waiting for a decision.');
-        run.approvals.check(decision);
+        if (!run) throw refusal('The run has not started yet: no call is waiting for a decision.');
+        run.approvals.validate(decision);
       },
     },
   );
@@ -38,12 +39,7 @@ export function registerRunHandlers(current: () => Run | undefined, turn: () => 
     const child = forward && run?.approvals.childOf(forward.callId);
     if (forward && child) return forwardDecision(child, forward);
   });
-  setHandler(backgroundReportSignal, (report) => {
-    const run = current();
-    if (!run) return;
-    run.background ??= new Background(run);
-    run.background.receive(report);
-  });
+  setHandler(backgroundReportSignal, (report) => background.receive(report));
   setHandler(subAgentEventsSignal, ({ workflowId, callId, depth, events }) => {
     const run = current();
     for (const event of Array.isArray(events) ? events : []) run?.emit({ type: 'subagent.event', callId, depth, workflowId, event });
@@ -64,6 +60,6 @@ export function registerRunHandlers(current: () => Run | undefined, turn: () => 
   setHandler(workerProblemSignal, (problem) => {
     if (current()?.status !== 'running') return;
     // Shown until the next turn or tool sets the details again: the run waits for a fixed worker.
-    setCurrentDetails(`turn ${turn()}: waiting for a worker that can go on. ${problem.message}`);
+    setCurrentDetails(`turn ${current()?.turns ?? 0}: waiting for a worker that can go on. ${problem.message}`);
   });
 }

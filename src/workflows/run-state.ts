@@ -10,14 +10,14 @@ import { CONTINUE_CUT_OFF_ANSWER } from '../core/cut-off.js';
 import type { JsonValue } from '../core/json.js';
 import { pageWithin } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
-import type { ContinuedState, EventPage, HandoffView, NewRunEvent, ParentRun, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import type { ToolSpec } from '../core/agent-spec.js';
+import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
 import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
 import type { KeelSinks, TranscriptRange } from './api.js';
 import { Approvals } from './approvals.js';
-import { Background } from './background.js';
-import type { ParentLink } from '../core/background.js';
+import type { RunFeature } from './feature.js';
 
 const { conversation } = proxySinks<KeelSinks>();
 
@@ -40,6 +40,8 @@ export class Run {
   /** The messages this execution holds: `messages[i]` is message `firstMessage + i` of the run. */
   private readonly messages: Message[];
   readonly firstMessage: number;
+  /** Messages of earlier executions this one was handed on (a monitor's view), by index. */
+  private readonly handed = new Map<number, Message>();
   readonly log: EventLog;
   turns: number;
   usage: Usage;
@@ -49,40 +51,32 @@ export class Run {
   /** The pieces of an answer cut off at the token limit, while the model continues it. */
   partialAnswer: string;
   status: RunStatus = 'running';
-  /** Pipeline stages a driver adds for its own tools (a monitor's report_done), after validation. */
-  stages: ToolStage[] = [];
   /** The first message the model sees after the first one (compaction); 0: all of them. */
   viewFrom = 0;
-  /** The run a sub-agent's run answers to. */
-  parent: ParentRun | undefined;
-  /** The run that started this one in the background (a background agent's monitor). */
-  parentLink: ParentLink | undefined;
-  /** The background agents this run started, and their reports. */
-  background: Background | undefined;
-  /** A report arrived: a sleeping monitor wakes (a plain run reads it at its next turn anyway). */
-  wake: () => void = () => undefined;
-  /** Handoffs so far in the run. */
-  handoffs: number;
-  /** A handoff this turn's calls asked for, applied when they are all done. */
-  pendingHandoff: { spec: AgentSpec; from: string; callId: string; filter: HandoffView['filter'] | 'all'; input?: string } | undefined;
-  /** What the agent in charge sees of the conversation before the last handoff. */
-  handoffView: HandoffView | undefined;
   /** A Stop hook sent the model back to work: the next Stop hook is told so (Claude Code's stop_hook_active). */
   stopHookActive = false;
   /** Calls waiting for a decision, the permission mode, remembered rules. */
   readonly approvals: Approvals;
+  /** The features the driver composed, in pipeline order (see feature.ts). */
+  private readonly features: readonly RunFeature[];
+  /** Tools the features answer themselves, part of every spec the run records. */
+  private readonly featureTools: ToolSpec[];
 
   private constructor(
     agent: AgentSpec,
     readonly context: JsonValue | undefined,
     carried: Partial<ContinuedState> & { specs?: AgentSpec[] },
+    features: readonly RunFeature[],
     held: { messages?: Message[]; events?: EventPage['events'] } = {},
   ) {
     for (const spec of carried.specs ?? []) this.specs.set(specHash(spec), spec);
-    this.agent = agent;
-    this.agentHash = this.record(agent);
+    this.features = features;
+    this.featureTools = features.flatMap((f) => f.tools?.(agent) ?? []);
+    this.agent = this.withFeatureTools(agent);
+    this.agentHash = this.record(this.agent);
     this.messages = held.messages ? [...held.messages] : [];
     this.firstMessage = held.messages ? 0 : (carried.messages ?? 0);
+    for (const segment of carried.carried ?? []) segment.messages.forEach((m, i) => this.handed.set(segment.start + i, m));
     this.log = new EventLog(held.events ?? [], carried.lastSeq ?? 0);
     this.turns = carried.turns ?? 0;
     this.usage = carried.usage ?? zeroUsage();
@@ -90,32 +84,52 @@ export class Run {
     this.lastAnswer = carried.lastAnswer ?? null;
     this.partialAnswer = carried.partialAnswer ?? '';
     this.approvals = new Approvals(this, { mode: carried.permissionMode, remembered: carried.remembered });
-    this.handoffs = carried.handoffs ?? 0;
-    this.handoffView = carried.handoffView;
-    this.pendingHandoff = undefined;
-    this.parent = undefined;
-    this.parentLink = undefined;
-    this.background = carried.background ? new Background(this, carried.background) : undefined;
   }
 
-  static start(agent: AgentSpec, context: JsonValue | undefined): Run {
-    return new Run(agent, context, {});
+  /** The features meet the run, once it is whole. */
+  private attachFeatures(): this {
+    for (const f of this.features) f.attach?.(this);
+    return this;
+  }
+
+  /** The pipeline stages of the run's features, in order. */
+  stages(): ToolStage[] {
+    return this.features.flatMap((f) => (f.stage ? [f.stage] : []));
+  }
+
+  /** The feature of this class, when the driver composed one. */
+  feature<F extends RunFeature>(type: abstract new (...args: never[]) => F): F | undefined {
+    return this.features.find((f): f is F => f instanceof type);
+  }
+
+  /** Each feature, in order, for the lifecycle's calls around turns and at the end. */
+  get composed(): readonly RunFeature[] {
+    return this.features;
+  }
+
+  /**
+   * A new run of the agent, with the driver's features in pipeline order. The features' own tools
+   * are part of the spec it records (and of every spec a handoff records later).
+   */
+  static start(agent: AgentSpec, context: JsonValue | undefined, features: readonly RunFeature[] = []): Run {
+    return new Run(agent, context, {}, features).attachFeatures();
   }
 
   /** The next execution of a run that continued as new. */
-  static resume(carried: ContinuedState | ContinuedStateV1): Run {
+  static resume(carried: ContinuedState | ContinuedStateV1, features: readonly RunFeature[] = []): Run {
     const previous = workflowInfo().continuedFromExecutionRunId;
     if ('spec' in carried) {
       // Recorded by an earlier version, which carried the whole conversation and log.
       const { turns, usage, outputAttempts } = carried;
-      const run = new Run(carried.spec, undefined, { turns, usage, outputAttempts }, { messages: carried.messages, events: carried.events });
+      const run = new Run(carried.spec, undefined, { turns, usage, outputAttempts }, features, { messages: carried.messages, events: carried.events });
       conversation.append(0, carried.messages);
-      return run;
+      return run.attachFeatures();
     }
     const agent = carried.specs.find((s) => s.name === carried.agent) ?? carried.specs[0]!;
     // The worker's cached conversation of the earlier execution is this one's.
     if (previous) conversation.continued(previous);
-    return new Run(agent, carried.context, carried);
+    if (carried.carried?.length) conversation.carried(carried.carried);
+    return new Run(agent, carried.context, carried, features).attachFeatures();
   }
 
   /** The fingerprint of the agent in charge's recorded spec. */
@@ -123,10 +137,18 @@ export class Run {
     return this.agentHash;
   }
 
-  /** Hands the run to another agent (a handoff): its spec is recorded, the next turn is its. */
+  /**
+   * Hands the run to another agent (a handoff): its spec is recorded, the next turn is its. The
+   * features' own tools (a monitor's report_done) are added to it: they go wherever the run goes.
+   */
   handOff(spec: AgentSpec): void {
-    this.agent = spec;
-    this.agentHash = this.record(spec);
+    this.agent = this.withFeatureTools(spec);
+    this.agentHash = this.record(this.agent);
+  }
+
+  private withFeatureTools(spec: AgentSpec): AgentSpec {
+    const missing = this.featureTools.filter((t) => !spec.tools.some((s) => s.name === t.name));
+    return missing.length > 0 ? { ...spec, tools: [...spec.tools, ...missing] } : spec;
   }
 
   spec(hash: string): AgentSpec | null {
@@ -187,6 +209,7 @@ export class Run {
 
   state(): RunState {
     return {
+      kind: 'run',
       agent: this.agent.name,
       status: this.status,
       turns: this.turns,
@@ -216,8 +239,13 @@ export class Run {
     };
   }
 
-  /** What the next execution needs: references and counters, not the conversation. */
-  carry(): ContinuedState {
+  /**
+   * What the next execution needs: references and counters, not the conversation; with `view`
+   * (a driver whose model sees a view bounded by a budget: a monitor), also the messages of that
+   * view, so that the next turn reads them from the new execution alone.
+   */
+  carry(options: { view?: boolean } = {}): ContinuedState {
+    const carried = options.view ? this.carriedView() : [];
     return {
       agent: this.agent.name,
       specs: [...this.specs.values()],
@@ -231,11 +259,39 @@ export class Run {
       ...(this.partialAnswer !== '' && { partialAnswer: this.partialAnswer }),
       ...(this.approvals.mode !== (this.agent.permissions?.mode ?? 'default') && { permissionMode: this.approvals.mode }),
       ...(this.approvals.remembered.length > 0 && { remembered: [...this.approvals.remembered] }),
-      ...(this.handoffs > 0 && { handoffs: this.handoffs }),
-      ...(this.handoffView && { handoffView: this.handoffView }),
-      ...(this.background && { background: this.background.carry() }),
+      ...Object.assign({}, ...this.features.map((f) => f.carry?.() ?? {})),
+      ...(carried.length > 0 && { carried }),
     };
   }
+
+  /** The model's view (the first message, then from `viewFrom` on), as segments; none past CARRY_CHARS. */
+  private carriedView(): MessageSegment[] {
+    const count = this.messageCount;
+    const wanted = this.viewFrom > 0 ? [0, ...range(this.viewFrom, count)] : range(0, count);
+    const segments: MessageSegment[] = [];
+    let chars = 0;
+    for (const i of wanted) {
+      const m = i >= this.firstMessage ? this.messages[i - this.firstMessage] : this.handed.get(i);
+      if (!m) continue;
+      chars += JSON.stringify(m).length;
+      if (chars > CARRY_CHARS) return [];
+      const last = segments.at(-1);
+      if (last && last.start + last.messages.length === i) last.messages.push(m);
+      else segments.push({ start: i, messages: [m] });
+    }
+    return segments;
+  }
+}
+
+/**
+ * At most this much of a view is carried (its JSON, in characters; a monitor's default budget
+ * is 200,000; within 2 MB, the payload limit, whatever the characters): past it the model activity
+ * reads the view from the earlier executions instead.
+ */
+const CARRY_CHARS = 500_000;
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 }
 
 function previousRun(): { previousRunId?: string } {

@@ -87,3 +87,12 @@ export function approverActivity(call: ToolCall): Pick<AgentActivities, 'approve
     summary: `approver · ${call.name}`,
   });
 }
+
+/** The agent's onTurnEnd: a function of the worker's; a few attempts, then the run fails with its error. */
+export function turnEndActivity(): Pick<AgentActivities, 'turnEnd'> {
+  return proxyActivities<AgentActivities>({
+    startToCloseTimeout: '5 minutes',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
+    summary: 'turn end',
+  });
+}

@@ -10,15 +10,49 @@ import type { AgentRunInput, AgentRunResult, ParentRun } from '../core/run.js';
 import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipeline.js';
 import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentEventsSignal, subAgentPendingSignal } from './api.js';
 import type { ApprovalDecision } from '../core/approval.js';
+import type { RunFeature } from './feature.js';
 import { hooks } from './run-checks.js';
 import type { Run } from './run-state.js';
 
 export const DEFAULT_MAX_DEPTH = 5;
 
-export function subAgentStage(run: Run, parent: ParentRun | undefined): ToolStage {
+/**
+ * Sub-agents, as a feature of a run: the stage that runs a sub-agent call as a child workflow
+ * and, for a run that is itself a sub-agent's, its link to its parent (pending calls listed
+ * there, events forwarded there).
+ */
+export class SubAgents implements RunFeature {
+  readonly name = 'subagent';
+  private run!: Run;
+  /** The events sent to the parent so far. */
+  private readonly forwarded = { seq: 0 };
+  readonly stage: ToolStage;
+
+  constructor(
+    /** The run this one answers to, when it is a sub-agent's run. */
+    readonly parent: ParentRun | undefined,
+    /** This execution continues an earlier one, which forwarded the events it logged. */
+    private readonly continued: boolean,
+  ) {
+    this.stage = subAgentStage(() => this.run, parent);
+  }
+
+  attach(run: Run): void {
+    this.run = run;
+    if (this.continued) this.forwarded.seq = run.log.lastSeq;
+    if (this.parent) reportPendingToParent(run, this.parent);
+  }
+
+  afterTurn(): Promise<void> {
+    return forwardEvents(this.run, this.parent, this.forwarded);
+  }
+}
+
+function subAgentStage(current: () => Run, parent: ParentRun | undefined): ToolStage {
   return {
     name: 'subagent',
     async run(request, next) {
+      const run = current();
       const { agent, call, tool, turn } = request;
       if (!tool?.subAgent) return next(request);
       const depth = (parent?.depth ?? 0) + 1;
@@ -79,7 +113,7 @@ export function subAgentStage(run: Run, parent: ParentRun | undefined): ToolStag
 }
 
 /** A sub-agent's run tells its parent, whenever they change, which calls wait in it (and below it). */
-export function reportPendingToParent(run: Run, parent: ParentRun): void {
+function reportPendingToParent(run: Run, parent: ParentRun): void {
   run.approvals.onChange = () => {
     const pending = run.approvals.list();
     getExternalWorkflowHandle(parent.workflowId)
@@ -95,7 +129,7 @@ export async function forwardDecision(child: string, decision: ApprovalDecision)
 }
 
 /** A sub-agent's run sends the events it logged since the last time to its parent (with forwardEvents). */
-export async function forwardEvents(run: Run, parent: ParentRun | undefined, sent: { seq: number }): Promise<void> {
+async function forwardEvents(run: Run, parent: ParentRun | undefined, sent: { seq: number }): Promise<void> {
   if (!parent?.forwardEvents) return;
   const events = run.log.after(sent.seq);
   if (events.length === 0) return;

@@ -7,7 +7,7 @@
  */
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Tripwire } from '../core/guardrails.js';
-import { rememberRule } from '../core/permissions.js';
+import { rememberRule } from '../core/permissions/index.js';
 import { argumentsObject, errorResult, type ToolCallNext, type ToolCallOutcome, type ToolCallRequest, type ToolStage } from '../core/tool-pipeline.js';
 import {
   needsWorkerBefore,

@@ -14,14 +14,11 @@ import {
   type ToolStage,
 } from '../core/tool-pipeline.js';
 import type { AgentSpec } from '../core/agent-spec.js';
-import { needsWorkerAfter, toolOf } from '../core/tool-gate.js';
+import { needsWorkerAfter, runsConcurrently, toolOf } from '../core/tool-gate.js';
 import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
 import { toolActivity } from './scheduling.js';
-import { backgroundStage } from './background.js';
-import { handoffStage } from './handoff.js';
-import { subAgentStage } from './sub-agents.js';
-import { blocked, gateStage } from './tool-gate.js';
+import { blocked } from './tool-gate.js';
 
 /** Calls the recorded spec alone shows to be wrong get an error result, without an activity. */
 const validate: ToolStage = {
@@ -35,8 +32,9 @@ const validate: ToolStage = {
 };
 
 function stagesFor(run: Run): ToolStage[] {
-  // A driver's own tools (a monitor's report_done) are answered before the gate: keel's own calls need no approval.
-  return [validate, ...run.stages, gateStage(run), handoffStage(run), subAgentStage(run, run.parent), backgroundStage(run)];
+  // The features' stages in their order: a driver's own tools (a monitor's report_done) come
+  // before the gate, because keel's own calls need no approval.
+  return [validate, ...run.stages()];
 }
 
 /**
@@ -70,7 +68,7 @@ function execute(run: Run, ready: (callId: string) => Promise<void>): ToolCallNe
 
 /**
  * Runs one turn's tool calls through the pipeline. They run in the model's order: consecutive
- * read-only calls in parallel, a call that may change something alone; results keep the
+ * concurrent calls (read-only ones by default) in parallel, any other call alone; results keep the
  * model's order. When calls may wait for a person, every call is decided at once, so all the
  * calls of a turn that need a decision wait together.
  */
@@ -82,12 +80,15 @@ export async function runToolCalls(run: Run, turn: number, calls: ToolCall[]): P
   return decidedTogether(run, turn, batches);
 }
 
-/** Consecutive read-only calls form a batch; any other call is a batch of its own. */
+/**
+ * Consecutive concurrent calls (read-only ones, unless a tool says otherwise) form a batch; any
+ * other call is a batch of its own. Whether a call changes something is plan mode's question, not this.
+ */
 function batchesOf(agent: AgentSpec, calls: ToolCall[]): ToolCall[][] {
-  const readOnly = (call: ToolCall) => toolOf(agent, call.name)?.readOnly ?? false;
+  const concurrent = (call: ToolCall) => runsConcurrently(toolOf(agent, call.name));
   const batches: ToolCall[][] = [];
   calls.forEach((call, i) => {
-    if (i > 0 && readOnly(call) && readOnly(calls[i - 1]!)) batches.at(-1)!.push(call);
+    if (i > 0 && concurrent(call) && concurrent(calls[i - 1]!)) batches.at(-1)!.push(call);
     else batches.push([call]);
   });
   return batches;

@@ -11,14 +11,16 @@ import { addUsage } from '../core/usage.js';
 import type { ModelTurnResult } from './activity-types.js';
 import type { Run } from './run-state.js';
 import { modelActivity } from './scheduling.js';
-import { applyHandoff } from './handoff.js';
+import { Handoffs } from './handoff.js';
 import { checkAnswer } from './run-checks.js';
 import { runToolCalls } from './tool-pipeline.js';
 
 /** How a turn ended: the run has its final answer, or it goes on with another turn. */
 export type TurnOutcome =
-  | { done: true; status: 'completed'; output: unknown }
-  | { done: false };
+  /** `answered`: the model answered without tool calls (else a stop tool ended the run). */
+  | { done: true; status: 'completed'; output: unknown; answered: boolean }
+  /** `results`: the turn's tool results, when it ran tools. */
+  | { done: false; results?: ToolResultMessage[] };
 
 export async function runTurn(run: Run): Promise<TurnOutcome> {
   const spec = run.agent;
@@ -26,13 +28,14 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
   run.emit({ type: 'turn.started', turn, agent: spec.name });
   // What the UI shows as the run's current details (served by a query: no history events).
   setCurrentDetails(`turn ${turn} of at most ${spec.maxTurns}: waiting for ${spec.model}`);
+  const handoffView = run.feature(Handoffs)?.view;
   const result = await modelActivity(spec, turn).modelTurn({
     agent: spec.name,
     turn,
     messageCount: run.messageCount,
     spec: run.specHash,
     ...(run.viewFrom > 0 && { from: run.viewFrom }),
-    ...(run.handoffView && { handoff: run.handoffView }),
+    ...(handoffView && { handoff: handoffView }),
   });
   const truncated = result.truncated ?? result.stopReason === 'max_tokens';
   run.usage = addUsage(run.usage, result.usage);
@@ -53,7 +56,7 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
     // A text answer cut off at the token limit and continued is checked whole, all its pieces.
     const text = outcome.done && !spec.outputSchema ? String(outcome.output) : result.message.content;
     if (outcome.done && !(await checkAnswer(run, text, outcome.output))) return { done: false };
-    return outcome;
+    return outcome.done ? { ...outcome, answered: true } : outcome;
   }
 
   for (const call of toolCalls) {
@@ -71,19 +74,19 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
     results = await runToolCalls(run, turn, toolCalls);
   }
   run.append(results);
-  applyHandoff(run, turn);
+  for (const f of run.composed) f.afterCalls?.(turn);
 
   const stop = results.find((r) => !r.isError && spec.stopAtTools.includes(r.toolName));
   if (stop) {
     const output = toolOutput(stop);
-    if (!(await checkAnswer(run, stop.content, output, stop.toolCallId))) return { done: false };
-    return { done: true, status: 'completed', output };
+    if (!(await checkAnswer(run, stop.content, output, stop.toolCallId))) return { done: false, results };
+    return { done: true, status: 'completed', output, answered: false };
   }
-  return { done: false };
+  return { done: false, results };
 }
 
 /** A turn without tool calls: the final answer, checked against the output schema if any. */
-function finalAnswer(run: Run, turn: number, result: ModelTurnResult, truncated: boolean): TurnOutcome {
+function finalAnswer(run: Run, turn: number, result: ModelTurnResult, truncated: boolean): { done: true; status: 'completed'; output: unknown } | { done: false } {
   const spec = run.agent;
   if (!spec.outputSchema) {
     if (truncated) {

@@ -20,6 +20,8 @@ export interface ActivityRecord {
   summary: unknown;
   /** The attempt that completed (from the activity's started event). */
   attempt: number | undefined;
+  /** Why the attempt before it failed, for a retried activity: a timeout's type (`HEARTBEAT`, `START_TO_CLOSE`, ...) or the failure's message. */
+  retriedAfter: string | undefined;
   /** Bytes of the input payloads as stored in history. */
   inputBytes: number;
   input: unknown[];
@@ -36,6 +38,7 @@ export function activityEvents(history: History): ActivityRecord[] {
         type: scheduled.activityType?.name ?? '',
         summary: decode(event.userMetadata?.summary),
         attempt: undefined,
+        retriedAfter: undefined,
         inputBytes: payloads.reduce((n, p) => n + (p.data?.length ?? 0), 0),
         input: payloads.map(decode),
       });
@@ -43,7 +46,14 @@ export function activityEvents(history: History): ActivityRecord[] {
     const started = event.activityTaskStartedEventAttributes;
     if (started) {
       const record = byScheduledId.get(String(started.scheduledEventId));
-      if (record) record.attempt = started.attempt ?? undefined;
+      if (record) {
+        record.attempt = started.attempt ?? undefined;
+        const last = started.lastFailure;
+        const timeout = last?.timeoutFailureInfo?.timeoutType;
+        record.retriedAfter = timeout
+          ? (proto.temporal.api.enums.v1.TimeoutType[timeout] ?? String(timeout)).replace(/^TIMEOUT_TYPE_/, '')
+          : (last?.message ?? undefined);
+      }
     }
   }
   return [...byScheduledId.values()];

@@ -3,7 +3,7 @@
  * (`keel approve`, `keel deny`), change a run's permission mode (`keel mode`).
  */
 import type { ApprovalDecision, PendingApproval } from '../../core/approval.js';
-import type { PermissionMode } from '../../core/permissions.js';
+import type { PermissionMode } from '../../core/permissions/index.js';
 import type { RunHandle } from '../agent-client.js';
 import { CliError, type GlobalOptions } from './common.js';
 import { describeRun, width, withClient } from './commands.js';

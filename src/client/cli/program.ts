@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { PERMISSION_MODES, type PermissionMode } from '../../core/permissions.js';
+import { PERMISSION_MODES, type PermissionMode } from '../../core/permissions/index.js';
 import { CliError, DEFAULT_TASK_QUEUE, type GlobalOptions } from './common.js';
 
 const RUN_STATUSES = [

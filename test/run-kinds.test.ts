@@ -1,0 +1,184 @@
+/**
+ * One lifecycle for every kind of run: what a plain run gets at its start and end, a monitor and
+ * a background agent get too; a driver's own tools follow the run through a handoff; limits hold
+ * for background agents; the episode's loop controls (stopWhen, onTurnEnd) in a run and a monitor.
+ */
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import { defineGuardrail } from '../src/core/guardrails.js';
+import { ref } from '../src/core/handoff.js';
+import type { RunEvent } from '../src/core/run.js';
+import type { RecordedRequest } from './support/model-server.js';
+import { useKeel } from './support/keel.js';
+import { until } from './support/until.js';
+
+const retry = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
+const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+const messagesOf = (r: RecordedRequest) => r.body.messages as { role: string; content: unknown; tool_call_id?: string }[];
+const lastMessage = (r: RecordedRequest) => messagesOf(r).at(-1)!;
+const text = (r: RecordedRequest) => JSON.stringify(r.body.messages);
+const done = (detail: string) => ({ toolCalls: [{ name: 'report_done', arguments: { detail } }] });
+
+const dir = mkdtempSync(join(tmpdir(), 'keel-kinds-'));
+function script(name: string, body: string): string {
+  const path = join(dir, `${name}.sh`);
+  writeFileSync(path, ['#!/bin/sh', 'input=$(cat)', `sid=$(printf '%s' "$input" | sed -n 's/.*"session_id":"\\([^"]*\\)".*/\\1/p')`, body, ''].join('\n'));
+  chmodSync(path, 0o755);
+  return path;
+}
+const sessionContext = script('session-context', 'echo "The night shift is on call."');
+const sessionEnd = script('session-end', `printf '%s' "$input" > '${dir}/ended-'"$(printf '%s' "$sid" | tr '/' '_')"'.json'`);
+const endedFile = (workflowId: string) => join(dir, `ended-${workflowId.replace(/\//g, '_')}.json`);
+
+// Defect 1: background agents nest no deeper than maxDepth.
+const nester = defineAgent({
+  name: 'nester',
+  instructions: 'You delegate to background agents.',
+  model: 'openai:nester-model',
+  modelSettings: retry,
+  background: { maxDepth: 1, onParentEnd: 'continue' },
+});
+
+// Defect 2: a monitor's own tools after a handoff.
+const ops = defineAgent({ name: 'ops', instructions: 'You are ops.', model: 'openai:ops-model', modelSettings: retry });
+const desk = defineAgent({ name: 'desk', instructions: 'You route.', model: 'openai:desk-model', modelSettings: retry, handoffs: [ref('ops')] });
+
+// Defect 3: a monitor's (and a background agent's) start and end checks.
+const noForbidden = defineGuardrail({
+  name: 'no-forbidden',
+  check: (subject) => (subject.kind === 'input' && subject.text.includes('forbidden') ? { tripped: true, reason: 'a forbidden goal' } : { tripped: false }),
+});
+const guarded = defineAgent({
+  name: 'guarded',
+  instructions: 'You watch.',
+  model: 'openai:guarded-model',
+  modelSettings: retry,
+  guardrails: { input: [noForbidden] },
+  hooks: {
+    SessionStart: [{ hooks: [{ type: 'command', command: sessionContext }] }],
+    SessionEnd: [{ hooks: [{ type: 'command', command: sessionEnd }] }],
+  },
+});
+const spawner = defineAgent({
+  name: 'spawner',
+  instructions: 'You start guarded watchers.',
+  model: 'openai:spawner-model',
+  modelSettings: retry,
+  background: { agent: guarded, onParentEnd: 'continue' },
+});
+
+// The episode's loop controls.
+const submitReport = defineTool({ name: 'submit_report', description: 'Submit the report.', input: z.object({ text: z.string() }), execute: () => 'submitted' });
+const stopper = defineAgent({
+  name: 'stopper',
+  instructions: 'Write and submit a report.',
+  model: 'openai:stopper-model',
+  modelSettings: retry,
+  tools: [submitReport],
+  stopWhen: { toolCalled: 'submit_report' },
+});
+const persistent = defineAgent({
+  name: 'persistent',
+  instructions: 'Check A and B.',
+  model: 'openai:persistent-model',
+  modelSettings: retry,
+  maxTurns: 4,
+  onTurnEnd: ({ answer }) => (answer.includes('B') ? undefined : 'You have not checked B yet.'),
+});
+
+const t = useKeel([nester, ops, desk, guarded, spawner, stopper, persistent]);
+
+describe('every kind of run', () => {
+  it('a background agent whose own agent spawns past maxDepth gets an error result for that spawn', async () => {
+    t.server.script('nester-model', (request) => {
+      const tools = messagesOf(request).some((m) => m.role === 'tool');
+      const goal = JSON.stringify(messagesOf(request).find((m) => m.role === 'user')?.content);
+      if (goal.includes('Find the leak.')) {
+        // The background agent (depth 1) tries to spawn one of its own (depth 2).
+        if (tools) return done('could not delegate');
+        return { toolCalls: [{ id: 'deep', name: 'spawn_agent', arguments: { name: 'deeper', goal: 'Look deeper.' } }] };
+      }
+      if (tools) return { text: 'Delegated.' };
+      return { toolCalls: [{ id: 'top', name: 'spawn_agent', arguments: { name: 'leak', goal: 'Find the leak.' } }] };
+    });
+    const run = await t.keel.client.start('nester', 'Delegate the search for the leak.');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Delegated.' });
+    const child = t.keel.client.getMonitor(`${run.workflowId}/leak`);
+    expect(await child.result()).toMatchObject({ status: 'completed', detail: 'could not delegate' });
+    const refused = ofType(await child.run.events(), 'tool.finished').find((e) => e.callId === 'deep');
+    expect(refused).toMatchObject({ isError: true, result: expect.stringMatching(/may nest 1 deep here, and this one would be 2/) });
+    expect(ofType(await child.run.events(), 'background.spawned')).toEqual([]);
+  });
+
+  it("a monitor that hands off keeps its own tools: the target schedules the next turn, then reports done", async () => {
+    t.server.script('desk-model', [{ toolCalls: [{ id: 'h1', name: 'transfer_to_ops', arguments: {} }] }]);
+    t.server.script('ops-model', (request) => {
+      const last = lastMessage(request);
+      if (String(last.content).includes('check the queue again')) return done('queue drained by ops');
+      // Right after the handoff, the target schedules the next turn; after that tool, it answers.
+      if (last.role === 'tool' && last.tool_call_id !== 'h1') return { text: 'Noted.' };
+      return { toolCalls: [{ id: 's1', name: 'schedule_next_turn', arguments: { delay_seconds: 1, next_prompt: 'check the queue again', reason: 'let it drain' } }] };
+    });
+    const monitor = await t.keel.client.startMonitor('desk', 'Watch the support queue.');
+    expect(await monitor.result()).toMatchObject({ status: 'completed', detail: 'queue drained by ops', turns: 2, agent: 'ops' });
+    const events = await monitor.run.events();
+    expect(ofType(events, 'handoff')).toEqual([expect.objectContaining({ from: 'desk', to: 'ops' })]);
+    const scheduled = ofType(events, 'tool.finished').find((e) => e.callId === 's1');
+    expect(scheduled).toMatchObject({ isError: false, stage: 'monitor' });
+    expect(ofType(events, 'monitor.wake')).toEqual([expect.objectContaining({ cause: 'timer' })]);
+  });
+
+  it("a monitor's goal passes its input guardrails: a tripped one blocks it before any model call", async () => {
+    const before = t.server.requests('guarded-model').length;
+    const monitor = await t.keel.client.startMonitor('guarded', 'Do something forbidden.');
+    expect(await monitor.result()).toMatchObject({ status: 'blocked', detail: expect.stringMatching(/no-forbidden/) });
+    expect(t.server.requests('guarded-model').length).toBe(before);
+    expect(ofType(await monitor.run.events(), 'run.finished')).toEqual([expect.objectContaining({ status: 'blocked' })]);
+  });
+
+  it('a background agent gets SessionStart context with its goal and runs SessionEnd at its end', async () => {
+    t.server.script('spawner-model', (request) =>
+      lastMessage(request).role === 'tool' ? { text: 'Started.' } : { toolCalls: [{ id: 'sp', name: 'spawn_agent', arguments: { name: 'night', goal: 'Watch the night queue.' } }] },
+    );
+    t.server.script('guarded-model', () => done('quiet night'));
+    const run = await t.keel.client.start('spawner', 'Start a night watcher.');
+    await run.result();
+    const childId = `${run.workflowId}/night`;
+    expect(await t.keel.client.getMonitor(childId).result()).toMatchObject({ status: 'completed', detail: 'quiet night' });
+    const first = t.server.requests('guarded-model').find((r) => text(r).includes('Watch the night queue.'))!;
+    expect(text(first)).toContain('The night shift is on call.');
+    await until(() => existsSync(endedFile(childId)), Boolean);
+    expect(JSON.parse(readFileSync(endedFile(childId), 'utf8'))).toMatchObject({ hook_event_name: 'SessionEnd', session_id: childId });
+  });
+
+  it('stopWhen ends a run completed once the named tool has run, with no further model turn', async () => {
+    t.server.script('stopper-model', [
+      { text: 'Here is my draft.', toolCalls: [{ id: 'r1', name: 'submit_report', arguments: { text: 'all good' } }] },
+      { text: 'This turn must never be asked for.' },
+    ]);
+    const run = await t.keel.client.start('stopper', 'Report on the build.');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Here is my draft.', turns: 1 });
+    expect(ofType(await run.events(), 'run.stop_condition')).toEqual([expect.objectContaining({ turn: 1, condition: 'toolCalled submit_report' })]);
+    expect(t.server.requests('stopper-model')).toHaveLength(1);
+  });
+
+  it("onTurnEnd continues a run past an answer with its input, recorded, until it lets an answer stand", async () => {
+    t.server.script('persistent-model', [{ text: 'A is fine.' }, { text: 'A and B are fine.' }]);
+    const run = await t.keel.client.start('persistent', 'Check A and B.');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'A and B are fine.', turns: 2 });
+    expect(ofType(await run.events(), 'turn.continued')).toEqual([expect.objectContaining({ turn: 1, input: 'You have not checked B yet.' })]);
+    const second = t.server.requests('persistent-model')[1]!;
+    expect(lastMessage(second)).toMatchObject({ role: 'user', content: 'You have not checked B yet.' });
+  });
+
+  it('onTurnEnd is bounded by maxTurns', async () => {
+    t.server.script('persistent-model', () => ({ text: 'Only A.' }));
+    const run = await t.keel.client.start('persistent', 'Check A and B.');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Only A.', turns: 4 });
+    expect(ofType(await run.events(), 'turn.continued')).toHaveLength(3);
+  });
+});
