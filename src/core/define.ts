@@ -23,11 +23,11 @@ import type { GuardrailDefinition, GuardrailKind, GuardrailNames } from './guard
 import type { MonitorBudgets } from './monitor.js';
 import { handoff, handoffToolName, type AgentRef, type HandoffDefinition, type HandoffSpec } from './handoff.js';
 import type { HooksConfig } from './hooks.js';
-import { checkHooksConfig } from './schemas.js';
+import { checkHooksConfig, checkPermissionSettings } from './schemas.js';
 import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
 import type { MiddlewareDefinition } from './middleware.js';
-import { checkPermissionSettings, type PermissionSettings } from './permissions/index.js';
+import type { PermissionSettings } from './permissions/index.js';
 import { stopConditionProblem } from './stop-when.js';
 
 /** The largest tool result a tool may allow itself: half of Temporal's 2 MB payload limit. */

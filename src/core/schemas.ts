@@ -18,6 +18,7 @@ import type { BackgroundReport, ParentLink } from './background.js';
 import { unsupportedHookReason, type CommandHook, type HookEvent, type HookMatcher, type HttpHook, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
 import { CONTEXT_BYTES, utf8Bytes } from './limits.js';
+import { normalizePath, parseRule, type PermissionSettings } from './permissions/index.js';
 import type { MonitorBudgets, MonitorCarried, MonitorInput, MonitorOptions, TurnRetryRule } from './monitor.js';
 import type { AgentRunInput, ContinuedState, ParentRun, RunOptions, RunOverrides } from './run.js';
 
@@ -455,6 +456,75 @@ export function checkHooksConfig(config: unknown, where: string): HooksConfig {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Permission settings (recorded in an agent's spec)
+
+/** How a value reads in a message: `"proj"`, `number 3`, `an array`. */
+function shown(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+const SETTINGS_KEYS = ['mode', 'allow', 'ask', 'deny', 'cwd', 'home'];
+
+const ruleList = (list: 'allow' | 'ask' | 'deny') =>
+  z
+    .array(
+      z.string({ error: (iss) => `must be a rule string, got ${shown(iss.input)}.` }).transform((rule, ctx) => {
+        try {
+          return parseRule(rule).text;
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: `${(err as Error).message}`, params: { rule: true } });
+          return z.NEVER;
+        }
+      }),
+      { error: (iss) => `must be an array of rule strings, got ${shown(iss.input)}.` },
+    )
+    .optional()
+    .describe(`${list} rules in Claude Code's syntax, such as "Bash(npm test)" or "Read(./.env)".`);
+
+const absolutePath = z
+  .string({ error: (iss) => `must be an absolute POSIX path such as "/home/me/project", got ${shown(iss.input)}.` })
+  .refine((p) => p.startsWith('/'), { error: (iss) => `must be an absolute POSIX path such as "/home/me/project", got ${shown(iss.input)}.` })
+  .transform(normalizePath)
+  .optional();
+
+export const permissionSettingsSchema = z.strictObject(
+  {
+    mode: z.enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'], { error: (iss) => `must be one of default, acceptEdits, plan, dontAsk, bypassPermissions, got ${shown(iss.input)}.` }).optional(),
+    allow: ruleList('allow'),
+    ask: ruleList('ask'),
+    deny: ruleList('deny'),
+    cwd: absolutePath,
+    home: absolutePath,
+  },
+  {
+    error: (iss) =>
+      iss.code === 'invalid_type'
+        ? `expected an object such as { mode: 'default', allow: ['Bash(npm test)'], deny: ['Read(./.env)'] }, got ${shown(iss.input)}.`
+        : iss.code === 'unrecognized_keys'
+          ? `unknown key "${iss.keys[0]}"; the keys are ${SETTINGS_KEYS.join(', ')}.`
+          : undefined,
+  },
+);
+
+/** Validates settings (types, rule syntax, mode, absolute cwd and home); the error names `where`. Returns them normalized. */
+export function checkPermissionSettings(settings: unknown, where: string): PermissionSettings {
+  const parsed = permissionSettingsSchema.safeParse(settings);
+  if (parsed.success) {
+    return Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as PermissionSettings;
+  }
+  const issue = parsed.error.issues[0]!;
+  const path = issue.path.map((k) => (typeof k === 'number' ? `[${k}]` : String(k))).join('').replace(/^\./, '');
+  // A rule's own syntax error reads "allow[1]: Invalid permission rule ..."; the others "allow[1] must be ...".
+  const sep = issue.code === 'custom' && (issue as { params?: { rule?: boolean } }).params?.rule ? ': ' : ' ';
+  if (issue.code === 'unrecognized_keys' || issue.path.length === 0) throw new Error(`${where}: ${issue.message}`);
+  throw new Error(`${where}: ${path}${sep}${issue.message}`);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The types, checked against the schemas: a field added to one and not the other fails `tsc`.
 
 /** True when A and B are the same type (not merely assignable to each other). */
@@ -476,6 +546,7 @@ export type SchemaChecks = [
   Expect<Same<z.output<typeof approvalDecisionSchema>, ApprovalDecision>>,
   Expect<Same<z.output<typeof permissionModeSchema>, PermissionMode>>,
   Expect<Same<z.output<typeof backgroundReportSchema>, BackgroundReport>>,
+  Expect<Same<z.output<typeof permissionSettingsSchema>, PermissionSettings>>,
   Expect<Same<(typeof HOOK_EVENT_NAMES)[number], HookEvent>>,
   Expect<Same<Omit<z.output<typeof commandHookSchema>, keyof typeof UI_ONLY | 'shell'>, CommandHook>>,
   Expect<Same<Omit<z.output<typeof httpHookSchema>, keyof typeof UI_ONLY>, HttpHook>>,
