@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadClaudeSettings } from '../src/activities/claude-settings.js';
 import { runHooks, type RunHooksOptions } from '../src/activities/hooks.js';
 import {
-  checkHooksConfig,
   combineHookVerdicts,
   HOOK_EVENTS,
   type HookEvent,
@@ -18,6 +17,7 @@ import {
   interpretHook,
 } from '../src/core/hooks.js';
 import { until } from './support/until.js';
+import { checkHooksConfig } from '../src/core/schemas.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'keel-hooks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

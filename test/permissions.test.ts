@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { checkPermissionSettings } from '../src/core/schemas.js';
 import {
   checkPermission,
-  checkPermissionSettings,
   mostRestrictive,
   normalizePath,
   parseRule,

@@ -38,7 +38,7 @@ export interface CheckDeps extends RecordedSpecDeps {
 }
 
 /** A middleware or guardrail that throws: retried a few times, then the run fails with this. */
-const CHECK_ERROR = 'KeelCheckError';
+const CHECK_ERROR = ErrorTypes.Check;
 
 export function createChecks(deps: CheckDeps) {
   return {

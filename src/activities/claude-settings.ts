@@ -5,8 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { checkPermissionSettings, type PermissionSettings } from '../core/permissions/index.js';
-import { checkHooksConfig, HOOK_EVENTS, type HookEvent, type HooksConfig, unsupportedHookReason } from '../core/hooks.js';
+import type { PermissionSettings } from '../core/permissions/index.js';
+import { HOOK_EVENTS, type HookEvent, type HooksConfig, unsupportedHookReason } from '../core/hooks.js';
+import { checkHooksConfig, checkPermissionSettings } from '../core/schemas.js';
 
 interface ClaudePermissions {
   /** `permissions.defaultMode`, as written ("default", "acceptEdits", "plan", ...). */

@@ -1,6 +1,7 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { AgentDefinition, ToolDefinition } from '../core/define.js';
+import { ErrorTypes } from '../core/errors.js';
 import { hookInput, hooksFor } from '../core/hooks.js';
 import type { MiddlewareCall, MiddlewareDefinition } from '../core/middleware.js';
 import type { PermissionMode } from '../core/permissions/index.js';
@@ -83,7 +84,7 @@ export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistr
       // The tool stopped on the abort signal: the call was cancelled, not failed.
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`${call.name} stopped when the call was cancelled`);
       if (willRetry(tool, ctx.info.attempt)) {
-        throw ApplicationFailure.retryable(`Tool ${call.name} failed: ${(err as Error)?.message ?? String(err)}`, 'KeelToolError');
+        throw ApplicationFailure.retryable(`Tool ${call.name} failed: ${(err as Error)?.message ?? String(err)}`, ErrorTypes.Tool);
       }
       return after(result(`Error: ${call.name} failed: ${(err as Error)?.message ?? String(err)}`, true));
     }

@@ -9,7 +9,8 @@
  *   console.log((await run.result()).output);
  */
 export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './agent-client.js';
-export type { AgentClientOptions, ApproveOptions, OutputOf, PendingRun, RunSummary, StartOptions } from './agent-client.js';
+export type { AgentClientOptions, ApproveOptions, MonitorStartOptions, OutputOf, PendingRun, RunSummary, StartOptions } from './agent-client.js';
+export { MonitorHandle } from './monitor-handle.js';
 export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './tree.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
 export type {
@@ -26,10 +27,17 @@ export { ServerUnreachableError } from './connection.js';
 export type { ConnectSettings } from './connection.js';
 // Defining agents loads zod only, so a client may pass an agent itself to start().
 export { defineAgent, defineTool } from '../core/define.js';
-export { handoff, ref } from '../core/handoff.js';
-export type { AgentDefinition, AgentOptions, InstructionsContext, ToolContext, ToolDefinition, ToolOptions } from '../core/define.js';
+export type { AgentDefinition, AgentOptions, ApprovalContext, ApprovalOptions, BackgroundOptions, InstructionsContext, ToolContext, ToolDefinition, ToolOptions } from '../core/define.js';
+export { defineGuardrail } from '../core/guardrails.js';
+export type { GuardrailContext, GuardrailDefinition, GuardrailKind, GuardrailOptions, GuardrailSubject, GuardrailVerdict, Tripwire } from '../core/guardrails.js';
+export { handoff, ref, DEFAULT_MAX_HANDOFFS } from '../core/handoff.js';
+export type { AgentRef, HandoffContext, HandoffDefinition, HandoffFilter, HandoffOptions, HandoffSpec } from '../core/handoff.js';
+export { defineMiddleware } from '../core/middleware.js';
+export type { MiddlewareCall, MiddlewareDefinition, MiddlewareOptions, MiddlewareVerdict, ToolResultView } from '../core/middleware.js';
+export type { ApprovalAnswer, ApprovalDecision, ApprovalReceipt, ApprovalRequest, Approver, PendingApproval } from '../core/approval.js';
+export type { CommandHook, HookEvent, HookHandler, HookMatcher, HooksConfig, HttpHook } from '../core/hooks.js';
 export type { JsonValue } from '../core/json.js';
-export type { AgentSpec, ModelSettings, RetrySettings, ToolSpec } from '../core/agent-spec.js';
+export type { AgentSpec, ApprovalSettings, ModelSettings, RetrySettings, ToolSpec } from '../core/agent-spec.js';
 export type { AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage } from '../core/messages.js';
 export type {
   AgentRunInput,
@@ -43,19 +51,46 @@ export type {
   RunStatus,
   TranscriptPage,
 } from '../core/run.js';
+export type {
+  LastTurn,
+  MonitorBudgets,
+  MonitorInput,
+  MonitorOptions,
+  MonitorPhase,
+  MonitorResult,
+  MonitorState,
+  MonitorStopReason,
+  PriceTable,
+  TurnRetryAction,
+  TurnRetryRule,
+} from '../core/monitor.js';
+export type { BackgroundReport, ReportKind } from '../core/background.js';
 export type { Usage } from '../core/usage.js';
 export { ErrorTypes } from '../core/errors.js';
-// The run's interface, for any Temporal client: workflow type, queries, search attributes.
+export type { ErrorType } from '../core/errors.js';
+// The contract as zod schemas (the same that contract/*.schema.json are made from).
+export { KEEL_STATUSES, agentMonitorContract, agentRunContract, runEventSchema } from '../core/contract.js';
+// The run's and the monitor's interfaces, for any Temporal client: workflow types, queries, signals, Updates, search attributes.
 export {
   AGENT_MONITOR_WORKFLOW,
   AGENT_RUN_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,
+  approveSignal,
+  approveUpdate,
   eventsQuery,
+  injectSignal,
+  injectUpdate,
+  monitorStatusQuery,
+  pauseSignal,
+  permissionModeSignal,
+  resumeSignal,
   specQuery,
   statusQuery,
   statusSearchAttribute,
+  stopSignal,
   transcriptQuery,
+  wakeSignal,
   workerProblemSignal,
 } from '../workflows/api.js';
-export type { TranscriptRange, WorkerProblem } from '../workflows/api.js';
+export type { InjectInput, TranscriptRange, WorkerProblem } from '../workflows/api.js';

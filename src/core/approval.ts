@@ -45,41 +45,8 @@ export interface ApprovalReceipt {
   pending: number;
 }
 
-export const APPROVAL_DECISION_EXAMPLE = '{"callId": "<id>", "decision": "allow" | "deny", "reason"?: "...", "arguments"?: {...}, "remember"?: true}';
-
-/**
- * Checks the shape of a decision from outside (any client may send any JSON). Returns the
- * decision, or a message saying what is wrong and what a valid one looks like.
- */
-export function parseApprovalDecision(value: unknown): { ok: true; decision: ApprovalDecision } | { ok: false; error: string } {
-  const fail = (what: string) => ({ ok: false as const, error: `Invalid approval decision: ${what}. Expected ${APPROVAL_DECISION_EXAMPLE}.` });
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('it must be a JSON object');
-  const v = value as Record<string, unknown>;
-  if (typeof v.callId !== 'string' || v.callId === '') return fail('"callId" must be the ID of a pending call');
-  if (v.decision !== 'allow' && v.decision !== 'deny') return fail(`"decision" must be "allow" or "deny", got ${JSON.stringify(v.decision)}`);
-  if (v.reason !== undefined && typeof v.reason !== 'string') return fail('"reason" must be a string');
-  if (v.remember !== undefined && typeof v.remember !== 'boolean') return fail('"remember" must be true or false');
-  if (v.arguments !== undefined) {
-    if (typeof v.arguments !== 'object' || v.arguments === null || Array.isArray(v.arguments)) {
-      return fail('"arguments" must be a JSON object (the edited arguments of the call)');
-    }
-    if (v.decision === 'deny') return fail('"arguments" can only be edited when the decision is "allow"');
-  }
-  if (v.remember && v.decision === 'deny') return fail('"remember" only applies to "allow"');
-  const known = new Set(['callId', 'decision', 'reason', 'arguments', 'remember']);
-  const unknown = Object.keys(v).filter((k) => !known.has(k));
-  if (unknown.length > 0) return fail(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}`);
-  return {
-    ok: true,
-    decision: {
-      callId: v.callId,
-      decision: v.decision,
-      ...(typeof v.reason === 'string' && { reason: v.reason }),
-      ...(v.arguments !== undefined && { arguments: v.arguments as Record<string, unknown> }),
-      ...(v.remember === true && { remember: true }),
-    },
-  };
-}
+/** Checks the shape of a decision from outside (boundary.ts; the schema is in schemas.ts). */
+export { APPROVAL_DECISION_EXAMPLE, parseApprovalDecision } from './boundary.js';
 
 /** A call put to the worker's approver function. */
 export interface ApprovalRequest {

@@ -22,11 +22,12 @@ import {
 import type { GuardrailDefinition, GuardrailKind, GuardrailNames } from './guardrails.js';
 import type { MonitorBudgets } from './monitor.js';
 import { handoff, handoffToolName, type AgentRef, type HandoffDefinition, type HandoffSpec } from './handoff.js';
-import { checkHooksConfig, type HooksConfig } from './hooks.js';
+import type { HooksConfig } from './hooks.js';
+import { checkHooksConfig, checkPermissionSettings } from './schemas.js';
 import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
 import type { MiddlewareDefinition } from './middleware.js';
-import { checkPermissionSettings, type PermissionSettings } from './permissions/index.js';
+import type { PermissionSettings } from './permissions/index.js';
 import { stopConditionProblem } from './stop-when.js';
 
 /** The largest tool result a tool may allow itself: half of Temporal's 2 MB payload limit. */
@@ -94,8 +95,18 @@ export interface ToolOptions<S extends z.ZodType> {
   editsFiles?: boolean;
   /** How long a call waits for approval and what it gets then (over the agent's setting). */
   approval?: ApprovalOptions;
-  /** Guardrails of this tool's calls: on the arguments before it runs, on its result after. */
-  guardrails?: { input?: GuardrailDefinition[]; output?: GuardrailDefinition[] };
+  /** Guardrails of this tool's calls, named as on an agent: `toolInput` on the arguments before it runs, `toolOutput` on its result after. */
+  guardrails?: ToolGuardrails;
+}
+
+/** A tool's guardrails. The kinds are named as on an agent (`guardrails.toolInput` there checks every tool's calls). */
+export interface ToolGuardrails {
+  toolInput?: GuardrailDefinition[];
+  toolOutput?: GuardrailDefinition[];
+  /** @deprecated The same as `toolInput`, its earlier name. */
+  input?: GuardrailDefinition[];
+  /** @deprecated The same as `toolOutput`, its earlier name. */
+  output?: GuardrailDefinition[];
 }
 
 /** What a `requiresApproval` function gets besides the arguments. */
@@ -124,8 +135,10 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
       `Invalid tool name "${options.name}": use 1 to 64 letters, digits, "_" or "-" (the providers accept nothing else).`,
     );
   }
+  const guardrails = options.guardrails !== undefined ? toolGuardrails(options.guardrails, `tool "${options.name}"`) : undefined;
   return {
     ...options,
+    ...(guardrails && { guardrails }),
     kind: 'tool',
     spec: {
       name: options.name,
@@ -144,9 +157,7 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
       ...(options.permissionKey !== undefined && { permissionKey: checkFunction(options.permissionKey, `tool "${options.name}": permissionKey`) }),
       ...(options.editsFiles && { editsFiles: true }),
       ...(options.approval !== undefined && { approval: approvalSettings(options.approval, `tool "${options.name}": approval`) }),
-      ...(options.guardrails !== undefined && {
-        guardrails: guardrailNames({ toolInput: options.guardrails.input, toolOutput: options.guardrails.output }, `tool "${options.name}"`),
-      }),
+      ...(guardrails && { guardrails: guardrailNames(guardrails, `tool "${options.name}"`) }),
     },
   };
 }
@@ -164,6 +175,18 @@ function approvalSettings(options: ApprovalOptions, what: string): ApprovalSetti
     ...(options.timeout !== undefined && { timeoutMs: durationMs(options.timeout, `${what}: timeout`) }),
     ...(options.default !== undefined && { default: options.default }),
   };
+}
+
+/** A tool's guardrails under the agent's names (`input` and `output` are their deprecated aliases). */
+function toolGuardrails(given: ToolGuardrails, what: string): { toolInput?: GuardrailDefinition[]; toolOutput?: GuardrailDefinition[] } {
+  if (typeof given !== 'object' || given === null) throw new Error(`${what}: guardrails must be an object such as { toolInput: [...], toolOutput: [...] }.`);
+  const unknown = Object.keys(given).filter((k) => !['toolInput', 'toolOutput', 'input', 'output'].includes(k));
+  if (unknown.length > 0) throw new Error(`${what}: guardrails has no kind "${unknown[0]}"; a tool's kinds are toolInput and toolOutput.`);
+  if (given.input && given.toolInput) throw new Error(`${what}: guardrails.input is the old name of guardrails.toolInput; give one of them.`);
+  if (given.output && given.toolOutput) throw new Error(`${what}: guardrails.output is the old name of guardrails.toolOutput; give one of them.`);
+  const toolInput = given.toolInput ?? given.input;
+  const toolOutput = given.toolOutput ?? given.output;
+  return { ...(toolInput && { toolInput }), ...(toolOutput && { toolOutput }) };
 }
 
 function guardrailNames(given: Partial<Record<GuardrailKind, GuardrailDefinition[] | undefined>>, what: string): GuardrailNames {
@@ -494,8 +517,8 @@ function pipelineSettings(options: AgentOptions, tools: Map<string, ToolDefiniti
   const names = guardrailNames(options.guardrails ?? {}, where);
   for (const list of Object.values(options.guardrails ?? {})) collect(list);
   for (const tool of tools.values()) {
-    collect(tool.guardrails?.input);
-    collect(tool.guardrails?.output);
+    collect(tool.guardrails?.toolInput);
+    collect(tool.guardrails?.toolOutput);
   }
   if (options.cwd !== undefined && !(typeof options.cwd === 'string' && options.cwd.startsWith('/'))) {
     throw new Error(`${where}: cwd must be an absolute path, got ${JSON.stringify(options.cwd)}.`);

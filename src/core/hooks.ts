@@ -111,21 +111,10 @@ const PLAIN_STDOUT_IS_CONTEXT: ReadonlySet<HookEvent> = new Set(['UserPromptSubm
 // ---------------------------------------------------------------------------------------------
 // Config
 
-const COMMAND_EXAMPLE = '{ "type": "command", "command": "./.claude/hooks/check.sh", "timeout": 30 }';
-const HTTP_EXAMPLE = '{ "type": "http", "url": "http://localhost:8080/hook", "timeout": 30 }';
-const GROUP_EXAMPLE = `{ "matcher": "Bash|Edit", "hooks": [${COMMAND_EXAMPLE}] }`;
-
-/** Fields Claude Code accepts that change nothing here (they drive its UI); dropped. */
-const UI_ONLY_FIELDS = ['statusMessage', 'once'];
-const HANDLER_FIELDS: Record<HookHandler['type'], readonly string[]> = {
-  command: ['type', 'command', 'args', 'timeout', 'failClosed', 'shell', ...UI_ONLY_FIELDS],
-  http: ['type', 'url', 'headers', 'allowedEnvVars', 'timeout', 'failClosed', ...UI_ONLY_FIELDS],
-};
-
 /**
  * Why keel cannot run a handler Claude Code can: its type (prompt, agent, mcp_tool need a model
  * or an MCP client inside the hook runner) or a field whose meaning keel does not implement.
- * Undefined when keel runs it. loadClaudeSettings skips such handlers; checkHooksConfig refuses them.
+ * Undefined when keel runs it. loadClaudeSettings skips such handlers; checkHooksConfig (schemas.ts) refuses them.
  */
 export function unsupportedHookReason(event: HookEvent, handler: unknown): string | undefined {
   if (!isObject(handler)) return undefined;
@@ -146,112 +135,11 @@ export function unsupportedHookReason(event: HookEvent, handler: unknown): strin
   return undefined;
 }
 
-/**
- * Checks hooks written in Claude Code's settings shape and returns them normalized (UI-only
- * fields dropped). Throws an Error naming `where` and the bad field, with what a valid entry
- * looks like. Unlike loadClaudeSettings, which skips what keel does not support, this refuses
- * it: a hook written for keel should run exactly as written.
- */
-export function checkHooksConfig(config: unknown, where: string): HooksConfig {
-  if (config === undefined || config === null) return {};
-  const fail = (path: string, problem: string): never => {
-    throw new Error(`${where}: ${path}: ${problem}`);
-  };
-  if (!isObject(config)) fail('hooks', `must be an object mapping event names to matcher groups, like { "PreToolUse": [${GROUP_EXAMPLE}] }`);
-  const out: HooksConfig = {};
-  for (const [event, groups] of Object.entries(config as Record<string, unknown>)) {
-    if (!isHookEvent(event)) {
-      const near = HOOK_EVENTS.find((e) => e.toLowerCase() === event.toLowerCase());
-      fail(
-        `hooks.${event}`,
-        `unknown event${near ? ` (did you mean "${near}"?)` : ''}; keel supports ${HOOK_EVENTS.join(', ')}`,
-      );
-    }
-    const ev = event as HookEvent;
-    if (!Array.isArray(groups)) fail(`hooks.${ev}`, `must be an array of matcher groups, like [${GROUP_EXAMPLE}]`);
-    out[ev] = (groups as unknown[]).map((group, i) => checkGroup(ev, group, `hooks.${ev}[${i}]`, fail));
-  }
-  return out;
-}
-
-function checkGroup(event: HookEvent, group: unknown, path: string, fail: (path: string, problem: string) => never): HookMatcher {
-  if (!isObject(group)) return fail(path, `must be a matcher group, like ${GROUP_EXAMPLE}`);
-  for (const key of Object.keys(group)) {
-    if (key !== 'matcher' && key !== 'hooks') fail(`${path}.${key}`, `unknown field; a matcher group has "matcher" and "hooks", like ${GROUP_EXAMPLE}`);
-  }
-  const matcher = group.matcher;
-  if (matcher !== undefined) {
-    if (typeof matcher !== 'string') fail(`${path}.matcher`, `must be a string: a tool name, names separated by "|", or a regular expression such as "mcp__.*"`);
-    const problem = matcherProblem(matcher as string);
-    if (problem) fail(`${path}.matcher`, problem);
-  }
-  if (!Array.isArray(group.hooks)) return fail(`${path}.hooks`, `must be an array of hook handlers, like [${COMMAND_EXAMPLE}]`);
-  const hooks = group.hooks.map((h, j) => checkHandler(event, h, `${path}.hooks[${j}]`, fail));
-  return matcher === undefined ? { hooks } : { matcher: matcher as string, hooks };
-}
-
-function checkHandler(event: HookEvent, handler: unknown, path: string, fail: (path: string, problem: string) => never): HookHandler {
-  if (!isObject(handler)) return fail(path, `must be a hook handler, like ${COMMAND_EXAMPLE} or ${HTTP_EXAMPLE}`);
-  const unsupported = unsupportedHookReason(event, handler);
-  if (unsupported) fail(path, `keel cannot run ${unsupported}`);
-  const type = handler.type;
-  if (type !== 'command' && type !== 'http') {
-    return fail(`${path}.type`, `must be "command" or "http" (got ${JSON.stringify(type)}), like ${COMMAND_EXAMPLE}`);
-  }
-  for (const key of Object.keys(handler)) {
-    if (!HANDLER_FIELDS[type].includes(key)) {
-      fail(`${path}.${key}`, `unknown field for a ${type} hook; it takes ${HANDLER_FIELDS[type].filter((f) => !UI_ONLY_FIELDS.includes(f)).join(', ')}`);
-    }
-  }
-  const { timeout, failClosed } = handler;
-  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0)) {
-    fail(`${path}.timeout`, `must be a positive number of seconds (got ${JSON.stringify(timeout)})`);
-  }
-  if (failClosed !== undefined && typeof failClosed !== 'boolean') fail(`${path}.failClosed`, `must be true or false`);
-  const common = { ...(timeout !== undefined && { timeout: timeout as number }), ...(failClosed !== undefined && { failClosed: failClosed as boolean }) };
-
-  if (type === 'command') {
-    const { command, args } = handler;
-    if (typeof command !== 'string' || command.trim() === '') {
-      fail(`${path}.command`, `is missing: a command hook needs the shell command to run, like ${COMMAND_EXAMPLE}`);
-    }
-    if (args !== undefined && !isStringArray(args)) fail(`${path}.args`, `must be an array of strings (the arguments of "command", run without a shell)`);
-    return { type, command: command as string, ...(args !== undefined && { args: args as string[] }), ...common };
-  }
-  const { url, headers, allowedEnvVars } = handler;
-  if (typeof url !== 'string' || !/^https?:\/\/[^\s/]+/i.test(url)) {
-    fail(`${path}.url`, `must be an http:// or https:// URL (got ${JSON.stringify(url)}), like ${HTTP_EXAMPLE}`);
-  }
-  if (headers !== undefined && !(isObject(headers) && Object.values(headers).every((v) => typeof v === 'string'))) {
-    fail(`${path}.headers`, `must be an object of string values, like { "Authorization": "Bearer $MY_TOKEN" }`);
-  }
-  if (allowedEnvVars !== undefined && !isStringArray(allowedEnvVars)) {
-    fail(`${path}.allowedEnvVars`, `must be an array of environment variable names, like ["MY_TOKEN"]`);
-  }
-  return {
-    type,
-    url: url as string,
-    ...(headers !== undefined && { headers: headers as Record<string, string> }),
-    ...(allowedEnvVars !== undefined && { allowedEnvVars: allowedEnvVars as string[] }),
-    ...common,
-  };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Matching
 
 /** Claude Code's exact-match alphabet: such a matcher is a name, or names separated by "|" or ",". */
 const EXACT_MATCHER = /^[A-Za-z0-9_\- ,|]+$/;
-
-function matcherProblem(matcher: string): string | undefined {
-  if (isMatchAll(matcher) || EXACT_MATCHER.test(matcher)) return undefined;
-  try {
-    new RegExp(matcher);
-    return undefined;
-  } catch (err) {
-    return `is not a valid regular expression (${(err as Error).message}); use a tool name, names separated by "|", or a pattern such as "mcp__memory__.*"`;
-  }
-}
 
 function isMatchAll(matcher: string | undefined): boolean {
   return matcher === undefined || matcher === '' || matcher === '*';
@@ -614,16 +502,8 @@ export function combineHookVerdicts(verdicts: HookVerdict[]): HookResult {
 
 // ---------------------------------------------------------------------------------------------
 
-function isHookEvent(name: string): name is HookEvent {
-  return (HOOK_EVENTS as readonly string[]).includes(name);
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isStringArray(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((v) => typeof v === 'string');
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {

@@ -18,9 +18,22 @@
 import type { JsonSchema } from './json-schema.js';
 
 type Path = (string | number)[];
-interface Issue {
+export interface SchemaIssue {
   path: Path;
   message: string;
+}
+type Issue = SchemaIssue;
+
+/**
+ * What is wrong with `value` for `schema`, issue by issue. A schema's own `x-message` (keel's
+ * boundary schemas write one, src/core/schemas.ts) replaces the generic messages of the issues
+ * found at its node, `{got}` standing for the value; `x-unknown` does for a field an object does
+ * not take.
+ */
+export function schemaIssues(schema: JsonSchema, value: unknown): SchemaIssue[] {
+  const issues: Issue[] = [];
+  check(schema, value, [], schema, issues);
+  return issues;
 }
 
 /** What is wrong with `value` for `schema`, or undefined when nothing is. */
@@ -77,7 +90,18 @@ function check(schema: unknown, value: unknown, path: Path, root: JsonSchema, is
     return;
   }
   if (!isObject(schema)) return;
-  const s = schema;
+  const first = issues.length;
+  checkNode(schema, value, path, root, issues);
+  const own = schema['x-message'];
+  if (typeof own !== 'string' || issues.length === first) return;
+  // The node's own message says once what its generic ones would; deeper issues keep theirs.
+  const added = issues.splice(first);
+  const deeper = added.filter((i) => i.path.length > path.length);
+  if (deeper.length < added.length) issues.push({ path, message: own.replace('{got}', show(value)) });
+  issues.push(...deeper);
+}
+
+function checkNode(s: Record<string, unknown>, value: unknown, path: Path, root: JsonSchema, issues: Issue[]): void {
   const fail = (message: string) => issues.push({ path, message });
 
   if (typeof s.$ref === 'string') {
@@ -133,11 +157,16 @@ function check(schema: unknown, value: unknown, path: Path, root: JsonSchema, is
   if (isObject(value)) {
     const properties = isObject(s.properties) ? s.properties : {};
     for (const key of Array.isArray(s.required) ? (s.required as string[]) : []) {
-      if (!(key in value) || value[key] === undefined) issues.push({ path: [...path, key], message: 'Invalid input: expected a value, received undefined' });
+      if (!(key in value) || value[key] === undefined) {
+        const own = (properties[key] as Record<string, unknown> | undefined)?.['x-message'];
+        issues.push({ path: [...path, key], message: typeof own === 'string' ? own.replace('{got}', 'nothing') : 'Invalid input: expected a value, received undefined' });
+      }
     }
     for (const [key, v] of Object.entries(value)) {
       if (key in properties) check(properties[key], v, [...path, key], root, issues);
-      else if (s.additionalProperties === false) issues.push({ path: [...path, key], message: `Unrecognized key: "${key}"` });
+      else if (s.additionalProperties === false) {
+        issues.push({ path: [...path, key], message: typeof s['x-unknown'] === 'string' ? s['x-unknown'] : `Unrecognized key: "${key}"` });
+      }
       else if (s.additionalProperties !== undefined) check(s.additionalProperties, v, [...path, key], root, issues);
     }
   }

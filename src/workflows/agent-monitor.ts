@@ -18,7 +18,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { ErrorTypes, innermostError } from '../core/errors.js';
+import { innermostError } from '../core/errors.js';
+import { checkMonitorInput } from '../core/boundary.js';
 import { preview } from '../core/limits.js';
 import { userMessage } from '../core/messages.js';
 import {
@@ -261,36 +262,5 @@ async function finish(m: Monitor, life: Lifecycle, run: Run, status: Exclude<Mon
 }
 
 function checkInput(input: MonitorInput): void {
-  const problems: string[] = [];
-  if (typeof input !== 'object' || input === null) problems.push('the input must be a JSON object');
-  else {
-    if (typeof input.agent !== 'string' || input.agent === '') problems.push('"agent" must be a non-empty string');
-    if (typeof input.goal !== 'string' || input.goal.trim() === '') problems.push('"goal" must be a non-empty string (the first prompt)');
-    if (input.continued !== undefined && !workflowInfo().continuedFromExecutionRunId) {
-      problems.push('"continued" is set by keel when a monitor continues as new, never by a caller');
-    }
-    const b = input.budgets ?? {};
-    for (const key of ['maxTurns', 'maxInputTokens', 'maxOutputTokens', 'maxCostUsd'] as const) {
-      const v = b[key];
-      if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) problems.push(`budgets.${key} must be a number, 0 or more`);
-    }
-    for (const key of ['wallclock', 'turnTimeout'] as const) {
-      const v = b[key];
-      if (v === undefined) continue;
-      let ms = Number.NaN;
-      try {
-        ms = msToNumber(v as never);
-      } catch {
-        // reported below
-      }
-      if (!Number.isFinite(ms) || ms <= 0) problems.push(`budgets.${key} must be a positive duration (milliseconds, or a string such as '2h')`);
-    }
-  }
-  if (problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: ErrorTypes.InvalidInput,
-      nonRetryable: true,
-      message: `Invalid agentMonitor input: ${problems.join('; ')}. Expected {"agent": "<name>", "goal": "<first prompt>", "budgets"?: {...}}.`,
-    });
-  }
+  checkMonitorInput(input, workflowInfo().continuedFromExecutionRunId !== undefined);
 }

@@ -3,9 +3,8 @@
  * agent's turn limit), opened and closed by the shared lifecycle (lifecycle.ts). The
  * conversation and the event log are workflow state, exposed by queries.
  */
-import { ApplicationFailure, continueAsNew, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { ErrorTypes } from '../core/errors.js';
-import { CONTEXT_BYTES, utf8Bytes } from '../core/limits.js';
+import { continueAsNew, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { checkAgentRunInput } from '../core/boundary.js';
 import { userMessage } from '../core/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../core/run.js';
 import type { Tripwire } from '../core/guardrails.js';
@@ -62,25 +61,5 @@ async function finish(life: Lifecycle, run: Run, status: AgentRunResult['status'
 }
 
 function checkInput(input: AgentRunInput): void {
-  const problems: string[] = [];
-  if (typeof input !== 'object' || input === null) {
-    problems.push('the input must be a JSON object');
-  } else {
-    if (typeof input.agent !== 'string' || input.agent === '') problems.push('"agent" must be a non-empty string');
-    if (typeof input.input !== 'string') problems.push('"input" must be a string (the prompt)');
-    // Only the workflow itself continues a run; a caller cannot hand it a state.
-    if (input.continued !== undefined && !workflowInfo().continuedFromExecutionRunId) {
-      problems.push('"continued" is set by keel when a run continues as new, never by a caller');
-    }
-    if (input.context !== undefined && utf8Bytes(JSON.stringify(input.context) ?? '') > CONTEXT_BYTES) {
-      problems.push(`"context" must be at most ${CONTEXT_BYTES / 1024} KB of JSON (pass references, such as IDs, not data)`);
-    }
-  }
-  if (problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: ErrorTypes.InvalidInput,
-      nonRetryable: true,
-      message: `Invalid agentRun input: ${problems.join('; ')}. Expected {"agent": "<name>", "input": "<prompt>"}.`,
-    });
-  }
+  checkAgentRunInput(input, workflowInfo().continuedFromExecutionRunId !== undefined);
 }

@@ -13,6 +13,7 @@ import {
 } from '@temporalio/workflow';
 import { ErrorTypes } from '../core/errors.js';
 import { preview } from '../core/limits.js';
+import { parseInject } from '../core/boundary.js';
 import {
   DONE_TOOL,
   SCHEDULE_TOOL,
@@ -271,7 +272,6 @@ export function registerMonitorHandlers(m: Monitor, current: () => Run | undefin
 }
 
 function validInject(input: unknown): input is InjectInput {
-  const message = typeof input === 'string' ? input : (input as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && message.trim() !== '';
+  return parseInject(input).ok;
 }
 

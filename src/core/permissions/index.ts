@@ -8,7 +8,6 @@ export { checkPermission, rememberRule } from './decision.js';
 export { splitCommand } from './commands.js';
 export { normalizePath } from './paths.js';
 export {
-  checkPermissionSettings,
   mostRestrictive,
   parseRule,
   PERMISSION_MODES,

@@ -3,7 +3,6 @@
  * a settings object. Pure: it runs inside workflow code.
  */
 
-import { normalizePath } from './paths.js';
 
 export type PermissionMode = 'default' | 'acceptEdits' | 'plan' | 'dontAsk' | 'bypassPermissions';
 export const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'];
@@ -125,54 +124,4 @@ export function parseRule(text: string): PermissionRule {
   return { text: rule, kind: 'key', tool, pattern: spec };
 }
 
-/** Validate settings (types, rule syntax, mode, absolute cwd and home); the error names `where`. Returns them normalized. */
-export function checkPermissionSettings(settings: unknown, where: string): PermissionSettings {
-  const bad = (why: string): never => {
-    throw new Error(`${where}: ${why}`);
-  };
-  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
-    bad(`expected an object such as { mode: 'default', allow: ['Bash(npm test)'], deny: ['Read(./.env)'] }, got ${describe(settings)}.`);
-  }
-  const input = settings as Record<string, unknown>;
-  const keys = ['mode', 'allow', 'ask', 'deny', 'cwd', 'home'];
-  for (const key of Object.keys(input)) {
-    if (!keys.includes(key)) bad(`unknown key "${key}"; the keys are ${keys.join(', ')}.`);
-  }
-  const out: PermissionSettings = {};
-  if (input.mode !== undefined) {
-    if (!PERMISSION_MODES.includes(input.mode as PermissionMode)) {
-      bad(`mode must be one of ${PERMISSION_MODES.join(', ')}, got ${describe(input.mode)}.`);
-    }
-    out.mode = input.mode as PermissionMode;
-  }
-  for (const list of ['allow', 'ask', 'deny'] as const) {
-    const rules = input[list];
-    if (rules === undefined) continue;
-    if (!Array.isArray(rules)) bad(`${list} must be an array of rule strings, got ${describe(rules)}.`);
-    out[list] = (rules as unknown[]).map((rule, i) => {
-      if (typeof rule !== 'string') bad(`${list}[${i}] must be a rule string, got ${describe(rule)}.`);
-      try {
-        return parseRule(rule as string).text;
-      } catch (err) {
-        return bad(`${list}[${i}]: ${(err as Error).message}`);
-      }
-    });
-  }
-  for (const dir of ['cwd', 'home'] as const) {
-    const path = input[dir];
-    if (path === undefined) continue;
-    if (typeof path !== 'string' || !path.startsWith('/')) {
-      bad(`${dir} must be an absolute POSIX path such as "/home/me/project", got ${describe(path)}.`);
-    }
-    out[dir] = normalizePath(path as string);
-  }
-  return out;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
-}
+// checkPermissionSettings: src/core/schemas.ts (zod; the workflows import this module and load no zod).
