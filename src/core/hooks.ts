@@ -19,7 +19,7 @@ export type HookEvent =
   | 'SubagentStart'
   | 'SubagentStop';
 
-export const HOOK_EVENTS: readonly HookEvent[] = [
+export const HOOK_EVENTS = [
   'PreToolUse',
   'PostToolUse',
   'PostToolUseFailure',
@@ -29,7 +29,7 @@ export const HOOK_EVENTS: readonly HookEvent[] = [
   'SessionEnd',
   'SubagentStart',
   'SubagentStop',
-];
+] as const satisfies readonly HookEvent[];
 
 export interface CommandHook {
   type: 'command';

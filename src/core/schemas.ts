@@ -15,7 +15,7 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import { z } from 'zod';
 import type { ApprovalDecision } from './approval.js';
 import type { BackgroundReport, ParentLink } from './background.js';
-import { unsupportedHookReason, type CommandHook, type HookEvent, type HookMatcher, type HttpHook, type HooksConfig } from './hooks.js';
+import { HOOK_EVENTS, unsupportedHookReason, type CommandHook, type HookEvent, type HookMatcher, type HttpHook, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
 import { CONTEXT_BYTES, utf8Bytes } from './limits.js';
 import { normalizePath, parseRule, type PermissionSettings } from './permissions/index.js';
@@ -298,17 +298,7 @@ export const backgroundReportSchema = z
 // ---------------------------------------------------------------------------------------------
 // Hook configuration (Claude Code's settings shape)
 
-const HOOK_EVENT_NAMES = [
-  'PreToolUse',
-  'PostToolUse',
-  'PostToolUseFailure',
-  'UserPromptSubmit',
-  'Stop',
-  'SessionStart',
-  'SessionEnd',
-  'SubagentStart',
-  'SubagentStop',
-] as const satisfies readonly HookEvent[];
+const HOOK_EVENT_NAMES = HOOK_EVENTS;
 
 const COMMAND_EXAMPLE = '{ "type": "command", "command": "./.claude/hooks/check.sh", "timeout": 30 }';
 const HTTP_EXAMPLE = '{ "type": "http", "url": "http://localhost:8080/hook", "timeout": 30 }';
