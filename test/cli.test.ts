@@ -63,7 +63,9 @@ async function approvePostcard(workflowId: string): Promise<void> {
     timeoutMs: 45_000,
     intervalMs: 250,
   });
-  expect(approved.stdout).toContain('allowed send_postcard (call demo_postcard)');
+  // A call of the current turn may be decided before it reaches its wait (the run accepts it early):
+  // then the CLI does not know the tool's name yet and names the call alone.
+  expect(approved.stdout).toMatch(/allowed (send_postcard \(call demo_postcard\)|call demo_postcard)/);
 }
 
 describe('keel --help', () => {
