@@ -4,7 +4,7 @@
  * clients read), and the worker-problem signal.
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
-import { PERMISSION_MODES } from '../core/permissions/index.js';
+import { parsePermissionMode } from '../core/boundary.js';
 import { approveSignal, approveUpdate, backgroundReportSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
 import type { Background } from './background.js';
@@ -55,12 +55,13 @@ export function registerRunHandlers(current: () => Run | undefined, background: 
   setHandler(permissionModeSignal, (mode) => {
     const run = current();
     if (!run) return;
-    if (!PERMISSION_MODES.includes(mode)) {
-      run.emit({ type: 'approval.rejected', error: `Unknown permission mode ${JSON.stringify(mode)}: use one of ${PERMISSION_MODES.join(', ')}.` });
+    const parsed = parsePermissionMode(mode);
+    if (!parsed.ok) {
+      run.emit({ type: 'approval.rejected', error: parsed.error });
       return;
     }
-    run.approvals.mode = mode;
-    run.emit({ type: 'permission.mode', mode, by: 'signal' });
+    run.approvals.mode = parsed.mode;
+    run.emit({ type: 'permission.mode', mode: parsed.mode, by: 'signal' });
   });
   setHandler(workerProblemSignal, (problem) => {
     if (current()?.status !== 'running') return;
