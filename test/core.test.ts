@@ -69,6 +69,16 @@ describe('defineAgent', () => {
     expect(() => defineAgent({ ...base, tools: [echo], stopAtTools: ['submit'] })).toThrow(/stopAtTools names "submit"/);
   });
 
+  it('refuses stopWhen conditions keel does not know, and names a tool the agent lacks', () => {
+    const base = { name: 'a', instructions: '', model: 'openai:x', tools: [echo] };
+    expect(() => defineAgent({ ...base, stopWhen: { toolCalled: 'submit' } })).toThrow(/stopWhen names the tool "submit", which is not one of its tools/);
+    expect(() => defineAgent({ ...base, stopWhen: { afterLunch: true } as never })).toThrow(/unknown stop condition "afterLunch"/);
+    expect(() => defineAgent({ ...base, stopWhen: { turns: 0 } })).toThrow(/turns must be a whole number above 0/);
+    expect(() => defineAgent({ ...base, stopWhen: { turns: 2, totalTokens: 5 } as never })).toThrow(/exactly one key/);
+    expect(defineAgent({ ...base, stopWhen: [{ toolCalled: 'echo' }, { totalTokens: 1_000 }] }).spec.stopWhen).toEqual([{ toolCalled: 'echo' }, { totalTokens: 1_000 }]);
+    expect(defineAgent(base).spec).not.toHaveProperty('stopWhen');
+  });
+
   it('splits model names', () => {
     expect(parseModelName('anthropic:claude-sonnet-4-5')).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
     expect(parseModelName('openai:ft:gpt-4.1:org')).toEqual({ provider: 'openai', model: 'ft:gpt-4.1:org' });
