@@ -48,6 +48,12 @@ import {
   permissionModeSchema,
   runOptionsSchema,
   runOverridesSchema,
+  endInputSchema,
+  newSessionInputSchema,
+  rewindInputSchema,
+  sendInputSchema,
+  sessionInputSchema,
+  sessionOptionsSchema,
 } from '../src/core/schemas.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -62,6 +68,11 @@ const BOUNDARY: [string, z.ZodType][] = [
   ['ApprovalDecision', approvalDecisionSchema],
   ['InjectInput', injectInputSchema],
   ['PermissionMode', permissionModeSchema],
+  ['SessionInput', sessionInputSchema],
+  ['SendInput', sendInputSchema],
+  ['RewindInput', rewindInputSchema],
+  ['NewSessionInput', newSessionInputSchema],
+  ['EndInput', endInputSchema],
 ];
 
 /** Each boundary schema on its own, its named parts in its `$defs`. */
@@ -72,6 +83,7 @@ function boundaryModule(): string {
     [runOverridesSchema, 'RunOverrides'],
     [runOptionsSchema, 'RunOptions'],
     [permissionModeSchema, 'PermissionMode'],
+    [sessionOptionsSchema, 'SessionOptions'],
   ]);
   const out: Record<string, Json> = {};
   for (const [id, schema] of BOUNDARY) {

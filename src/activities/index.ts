@@ -13,6 +13,7 @@ import { createModelTurn } from './model-turn.js';
 import type { AgentRegistry } from './registry.js';
 import { createToolCall } from './tool-call.js';
 import { turnEnd } from './turn-end.js';
+import { createReadConversation } from './read-conversation.js';
 
 export { AgentRegistry } from './registry.js';
 export { ConversationCache, runKey } from './conversation-cache.js';
@@ -34,13 +35,15 @@ export function createActivities(deps: ActivityDeps): AgentActivities {
   const cache = deps.cache ?? new ConversationCache();
   // Specs runs recorded, by fingerprint: asked of a run once per worker.
   const specs = new Map<string, AgentSpec>();
+  const reader = new ConversationReader(deps.client, deps.workflowBundle);
   return {
     resolveAgent: (input) => resolveAgent(deps.registry, input, deps.approver !== undefined),
-    modelTurn: createModelTurn({ ...deps, cache, specs, reader: new ConversationReader(deps.client, deps.workflowBundle) }),
+    modelTurn: createModelTurn({ ...deps, cache, specs, reader }),
     toolCall: createToolCall({ ...deps, specs }),
     ...createChecks({ ...deps, specs }),
     resolveHandoff: (input) => resolveHandoff(deps.registry, input, deps.approver !== undefined),
     turnEnd: (input) => turnEnd(deps.registry, input),
+    readConversation: createReadConversation(reader, deps.client),
   };
 }
 

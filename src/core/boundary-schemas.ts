@@ -481,5 +481,140 @@ export const BOUNDARY_SCHEMAS = {
       "bypassPermissions"
     ],
     "x-message": "must be one of default, acceptEdits, plan, dontAsk, bypassPermissions, got {got}"
+  },
+  "SessionInput": {
+    "type": "object",
+    "properties": {
+      "agent": {
+        "type": "string",
+        "minLength": 1,
+        "x-message": "must be a non-empty string",
+        "description": "Name of a registered agent: the one that answers the first message."
+      },
+      "state": {
+        "type": "object",
+        "propertyNames": {
+          "type": "string"
+        },
+        "additionalProperties": {
+          "description": "Any JSON value."
+        },
+        "x-message": "must be a JSON object of keys and values",
+        "description": "The session's state: a JSON key-value map, at most 64 KB, handed to each run and carried through fork, clear and continue-as-new."
+      },
+      "options": {
+        "$ref": "#/$defs/SessionOptions"
+      },
+      "origin": {
+        "description": "Set by keel for a session made by fork or clear of another.",
+        "type": "object"
+      },
+      "continued": {
+        "description": "Set by keel when a session continues as new; refused from any other caller.",
+        "type": "object"
+      }
+    },
+    "required": [
+      "agent"
+    ],
+    "additionalProperties": false,
+    "title": "agentSession input",
+    "x-message": "the input must be a JSON object",
+    "x-unknown": "is not a field keel knows; remove it",
+    "$defs": {
+      "SessionOptions": {
+        "type": "object",
+        "properties": {
+          "contextTokens": {
+            "description": "The model sees at most about this many tokens of the conversation; default 50,000.",
+            "type": "integer",
+            "minimum": 1,
+            "x-message": "must be a whole number of tokens, at least 1"
+          },
+          "continueAsNewAfterEvents": {
+            "type": "integer",
+            "minimum": 1,
+            "x-message": "must be a whole number of history events, at least 1"
+          }
+        },
+        "x-message": "must be an object such as { \"contextTokens\": 50000 }",
+        "x-unknown": "is not a field keel knows; remove it"
+      }
+    }
+  },
+  "SendInput": {
+    "type": "object",
+    "properties": {
+      "message": {
+        "type": "string",
+        "pattern": "\\S",
+        "x-message": "must be a non-empty string (the message)",
+        "description": "The user message."
+      },
+      "wait": {
+        "description": "Answer with the run's result (default), or with its ID at once.",
+        "type": "boolean",
+        "x-message": "must be true or false"
+      }
+    },
+    "required": [
+      "message"
+    ],
+    "additionalProperties": false,
+    "title": "send (Update)",
+    "x-message": "send takes { \"message\": \"...\" }",
+    "x-unknown": "is not a field of send"
+  },
+  "RewindInput": {
+    "type": "object",
+    "properties": {
+      "checkpoint": {
+        "type": "string",
+        "minLength": 1,
+        "x-message": "must be the ID of a checkpoint, as the status query lists them",
+        "description": "The checkpoint whose message and everything after it are removed."
+      }
+    },
+    "required": [
+      "checkpoint"
+    ],
+    "additionalProperties": false,
+    "title": "rewind (Update)",
+    "x-message": "rewind takes { \"checkpoint\": \"<id>\" }",
+    "x-unknown": "is not a field of rewind"
+  },
+  "NewSessionInput": {
+    "type": "object",
+    "properties": {
+      "workflowId": {
+        "description": "The new session's workflow ID; default: derived from this one's.",
+        "type": "string",
+        "minLength": 1,
+        "x-message": "must be a non-empty workflow ID"
+      }
+    },
+    "additionalProperties": false,
+    "title": "fork and clear (Updates)",
+    "x-message": "takes nothing, or { \"workflowId\": \"<id>\" }",
+    "x-unknown": "is not a field; it takes workflowId"
+  },
+  "EndInput": {
+    "type": "object",
+    "properties": {
+      "reason": {
+        "description": "The SessionEnd hooks' reason; default other.",
+        "type": "string",
+        "enum": [
+          "logout",
+          "prompt_input_exit",
+          "other"
+        ],
+        "x-message": "must be logout, prompt_input_exit or other, got {got}"
+      }
+    },
+    "additionalProperties": false,
+    "title": "end (Update)",
+    "x-message": "end takes nothing, or { \"reason\": \"logout\" }",
+    "x-unknown": "is not a field of end"
   }
 } as const;

@@ -16,6 +16,7 @@ import { CONTEXT_BYTES, utf8Bytes } from './limits.js';
 import type { MonitorInput } from './monitor.js';
 import type { PermissionMode } from './permissions/index.js';
 import type { AgentRunInput } from './run.js';
+import type { EndInput, NewSessionInput, RewindInput, SendInput, SessionInput } from './session.js';
 import { schemaIssues, type SchemaIssue } from './schema-check.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -133,3 +134,27 @@ export function parsePermissionMode(value: unknown): { ok: true; mode: Permissio
   if (schemaIssues(BOUNDARY_SCHEMAS.PermissionMode, value).length === 0) return { ok: true, mode: value as PermissionMode };
   return { ok: false, error: `Unknown permission mode ${JSON.stringify(value)}: use one of ${BOUNDARY_SCHEMAS.PermissionMode.enum.join(', ')}.` };
 }
+
+/** Checks an `agentSession` input, as checkAgentRunInput does a run's. */
+export function checkSessionInput(input: unknown, continuing: boolean): asserts input is SessionInput {
+  const found = problems(BOUNDARY_SCHEMAS.SessionInput, input);
+  if (isObject(input) && input.continued !== undefined && !continuing) {
+    found.push('"continued" is set by keel when a session continues as new, never by a caller');
+  }
+  if (found.length > 0) throw invalidInput('agentSession', found, '{"agent": "<name>", "state"?: {...}}');
+}
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function parseOperation<T>(schema: JsonSchema, value: unknown, what: string, example: string): Parsed<T> {
+  const found = problems(schema, value);
+  return found.length === 0 ? { ok: true, value: value as T } : { ok: false, error: `Invalid ${what}: ${found.join('; ')}. Expected ${example}.` };
+}
+
+/** A session's `send`: `{ "message": "...", "wait"?: boolean }`, or why it is not one. */
+export const parseSend = (value: unknown): Parsed<SendInput> => parseOperation(BOUNDARY_SCHEMAS.SendInput, value, 'send', '{"message": "...", "wait"?: true | false}');
+export const parseRewind = (value: unknown): Parsed<RewindInput> => parseOperation(BOUNDARY_SCHEMAS.RewindInput, value, 'rewind', '{"checkpoint": "<id from the status query>"}');
+export const parseNewSession = (value: unknown, what: 'fork' | 'clear'): Parsed<NewSessionInput> =>
+  value === undefined || value === null ? { ok: true, value: {} } : parseOperation(BOUNDARY_SCHEMAS.NewSessionInput, value, what, 'nothing, or {"workflowId": "<id>"}');
+export const parseEnd = (value: unknown): Parsed<EndInput> =>
+  value === undefined || value === null ? { ok: true, value: {} } : parseOperation(BOUNDARY_SCHEMAS.EndInput, value, 'end', 'nothing, or {"reason": "logout" | "prompt_input_exit" | "other"}');

@@ -16,6 +16,7 @@ import type { Tripwire } from './guardrails.js';
 import type { Message, ToolCall } from './messages.js';
 import type { LastTurn, MonitorPhase, MonitorResult, MonitorState, MonitorStopReason } from './monitor.js';
 import type { AgentRunResult, EventPage, RunEvent, RunState, RunStatus, TranscriptPage } from './run.js';
+import type { Checkpoint, RewindResult, SessionEndReason, SessionResult, SessionRunResult, SessionRunStatus, SessionState } from './session.js';
 import {
   agentRunInputSchema,
   approvalDecisionSchema,
@@ -24,6 +25,12 @@ import {
   monitorBudgetsSchema,
   monitorInputSchema,
   permissionModeSchema,
+  endInputSchema,
+  jsonValueSchema,
+  newSessionInputSchema,
+  rewindInputSchema,
+  sendInputSchema,
+  sessionInputSchema,
   type Same,
 } from './schemas.js';
 import type { Usage } from './usage.js';
@@ -46,6 +53,11 @@ export const monitorPhaseSchema = z
 /** Every value the `KeelStatus` search attribute takes, for runs and monitors. */
 export const KEEL_STATUSES = [...new Set([...runStatusSchema.options, ...monitorPhaseSchema.options])];
 export const keelStatusSchema = z.enum(KEEL_STATUSES as [string, ...string[]]).describe('Every value of the KeelStatus search attribute.');
+
+export const sessionRunStatusSchema = z
+  .enum(['running', 'awaiting_approval', 'completed', 'max_turns', 'blocked', 'failed', 'discarded'])
+  .describe('Where a run of a session is.');
+export const sessionEndReasonSchema = z.enum(['clear', 'logout', 'prompt_input_exit', 'other']).describe("Why a session ended, as Claude Code's SessionEnd names it.");
 
 // ---------------------------------------------------------------------------------------------
 // Pieces
@@ -168,6 +180,15 @@ const eventUnion = z.discriminatedUnion('type', [
   ev('run.stop_condition', { turn, condition: z.string() }, 'A stopWhen condition held after the turn: the run ends completed.'),
   ev('run.continued', { turns: z.number().int() }),
   ev('run.finished', { status: z.union([runStatusSchema, monitorStopReasonSchema]), output: z.unknown().optional(), error: z.string().optional() }),
+  ev('session.started', { source: z.enum(['startup', 'resume', 'clear', 'fork']), from: z.string().optional(), messages: z.number().int().optional() }, 'The session started (SessionStart); from: the session it was made from.'),
+  ev('session.run_started', { run: z.string(), checkpoint: z.string().optional(), agent: z.string(), message: z.string() }, 'A message started a run of the session.'),
+  ev('session.run_finished', { run: z.string(), status: sessionRunStatusSchema, error: z.string().optional() }),
+  ev('session.resumed', { run: z.string() }, 'A failed run goes on from where it failed.'),
+  ev('session.discarded', { run: z.string(), reason: z.string() }),
+  ev('session.rewound', { checkpoint: z.string(), messages: z.number().int(), agent: z.string() }, "The checkpoint's message and all after it were removed."),
+  ev('session.forked', { workflowId: z.string(), messages: z.number().int() }),
+  ev('session.cleared', { workflowId: z.string() }),
+  ev('session.ended', { reason: sessionEndReasonSchema }),
   ev('monitor.turn', { turn, prompt: z.string(), inbox: z.number().int() }),
   ev('monitor.sleep', { turn, until: z.string(), reason: z.string(), nextPrompt: z.string() }),
   ev('monitor.wake', { cause: z.enum(['timer', 'inject', 'wake', 'resume']) }),
@@ -274,6 +295,61 @@ export const monitorResultSchema = z
   })
   .describe("agentMonitor's result.");
 
+export const sessionRunResultSchema = z
+  .object({
+    run: z.string(),
+    status: sessionRunStatusSchema,
+    checkpoint: z.string().optional().describe('The checkpoint of its message, once the message is in the conversation.'),
+    agent: z.string().describe('The agent in charge at its end.'),
+    turns: z.number().int(),
+    usage: usageSchema,
+    answer: z.number().int().optional().describe('The transcript index of the message holding the final answer (its text is stored once, there).'),
+    output: jsonValueSchema.optional().describe('The structured output (an agent with an output schema, or a stop tool).'),
+    error: z.string().optional().describe('Why it failed or what blocked it.'),
+  })
+  .describe('A run of a session: one message.');
+
+export const checkpointSchema = z
+  .object({ id: z.string(), message: z.string().describe('The message sent (its first 500 characters).'), at: z.string(), agent: z.string().describe('The agent that answered it.') })
+  .describe('A point to rewind to: one per run that added a user message, the last 100 kept.');
+
+export const sessionStateSchema = z
+  .object({
+    kind: z.literal('session'),
+    agent: z.string().describe('The agent that answers the next message.'),
+    busy: z.boolean().describe('A run is in progress or waits for approval.'),
+    status: z.enum(['idle', 'running', 'awaiting_approval', 'failed', 'ended']),
+    messages: z.number().int(),
+    checkpoints: z.array(checkpointSchema),
+    pending: z.array(pendingApprovalSchema),
+    run: sessionRunResultSchema.optional().describe('The current run, or the last one.'),
+    ended: sessionEndReasonSchema.optional(),
+    runs: z.number().int(),
+    turns: z.number().int(),
+    usage: usageSchema,
+    lastSeq: z.number().int(),
+    state: z.record(z.string(), jsonValueSchema),
+  })
+  .describe("agentSession's status query.");
+
+export const sessionResultSchema = z
+  .object({
+    kind: z.literal('session'),
+    status: z.literal('completed'),
+    reason: sessionEndReasonSchema,
+    output: z.null(),
+    agent: z.string(),
+    runs: z.number().int(),
+    messages: z.number().int(),
+    turns: z.number().int(),
+    usage: usageSchema,
+  })
+  .describe("agentSession's result, once the end Update ends it.");
+
+export const rewindResultSchema = z
+  .object({ checkpoint: z.string(), message: z.string().describe('The message removed, to edit and send again.'), messages: z.number().int(), agent: z.string() })
+  .describe('What rewind answers.');
+
 const agentSpecSchema = z
   .custom<object>((v) => typeof v === 'object')
   .describe("The agent spec the run recorded (keel's own shape; see AgentSpec in the TypeScript types).");
@@ -377,7 +453,32 @@ export const agentMonitorContract: WorkflowContract = {
   },
 };
 
-export const CONTRACTS = [agentRunContract, agentMonitorContract];
+export const sessionStatusSchema = z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']).describe("An agentSession's KeelStatus: running while it is open (idle between messages).");
+
+const newSession = { args: [newSessionInputSchema.optional()], result: z.object({ workflowId: z.string() }) };
+
+export const agentSessionContract: WorkflowContract = {
+  workflowType: 'agentSession',
+  description: 'A session: a conversation of many messages, each one run of the agent in charge, serialized, with checkpoints, rewind, fork and clear.',
+  input: sessionInputSchema,
+  result: sessionResultSchema,
+  statuses: sessionStatusSchema,
+  signals: common.signals,
+  queries: { status: { description: "The session's status: the agent in charge, busy, messages, checkpoints, pending calls.", args: [], result: sessionStateSchema }, ...common.queries },
+  updates: {
+    ...common.updates,
+    send: { description: "A message for the agent in charge: one run. Answers its result (or with wait false, its ID at once). Refused while a run is in progress or waits for approval.", args: [sendInputSchema], result: sessionRunResultSchema },
+    result: { description: 'Waits for a run of the session (by ID) and answers its result.', args: [z.string()], result: sessionRunResultSchema },
+    rewind: { description: "Removes a checkpoint's message and all after it; the checkpoint's agent is in charge again. Answers the message. Refused while busy.", args: [rewindInputSchema], result: rewindResultSchema },
+    fork: { description: "Starts a new session with this one's conversation, state and checkpoints. Refused while busy.", ...newSession },
+    clear: { description: "Starts a new empty session with this one's state; this one ends (SessionEnd clear) and is kept. Refused while busy.", ...newSession },
+    resume: { description: 'Runs a failed run again from where it failed. Refused when no run failed.', args: [z.object({ wait: z.boolean().optional() }).optional()], result: sessionRunResultSchema },
+    discard: { description: 'Gives up the current run: a failed one, one waiting for approval (its calls answered as not run), or one in progress (cancelled).', args: [], result: sessionRunResultSchema },
+    end: { description: 'Ends the session: SessionEnd hooks with the reason, then the workflow completes.', args: [endInputSchema.optional()], result: z.object({ reason: z.string() }) },
+  },
+};
+
+export const CONTRACTS = [agentRunContract, agentMonitorContract, agentSessionContract];
 
 /** What each failure type means, from the comments of ErrorTypes (kept in step by the contract test). */
 export const ERROR_TYPES: readonly string[] = Object.values(ErrorTypes);
@@ -411,4 +512,11 @@ export type ContractChecks = [
   Expect<Same<z.output<typeof monitorStateSchema>, MonitorState>>,
   Expect<Same<z.output<typeof monitorResultSchema>, MonitorResult>>,
   Expect<Same<z.output<typeof backgroundChildSchema>, BackgroundChild>>,
+  Expect<Same<z.output<typeof sessionRunStatusSchema>, SessionRunStatus>>,
+  Expect<Same<z.output<typeof sessionEndReasonSchema>, SessionEndReason>>,
+  Expect<Same<z.output<typeof sessionRunResultSchema>, SessionRunResult>>,
+  Expect<Same<z.output<typeof checkpointSchema>, Checkpoint>>,
+  Expect<Same<z.output<typeof sessionStateSchema>, SessionState>>,
+  Expect<Same<z.output<typeof sessionResultSchema>, SessionResult>>,
+  Expect<Same<z.output<typeof rewindResultSchema>, RewindResult>>,
 ];

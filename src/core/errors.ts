@@ -31,6 +31,8 @@ export const ErrorTypes = {
   TurnTimeout: 'KeelTurnTimeout',
   /** The run refused a decision sent by the `approve` Update (its shape, its call, its edit): nothing changed; sending it again cannot help. */
   ApprovalRejected: 'KeelApprovalRejected',
+  /** A session refused an Update (a message while a run is in progress or waits for approval, an unknown checkpoint, nothing to resume): nothing changed. */
+  SessionRefused: 'KeelSessionRefused',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

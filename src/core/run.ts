@@ -7,6 +7,7 @@ import type { JsonValue } from './json.js';
 import type { Message, ToolCall } from './messages.js';
 import type { MonitorStopReason } from './monitor.js';
 import type { PermissionMode } from './permissions/index.js';
+import type { SessionEndReason, SessionRunStatus, SessionStartSource } from './session.js';
 import type { Usage } from './usage.js';
 
 /** Where a run is. Also the value of the `KeelStatus` search attribute. */
@@ -251,6 +252,18 @@ export type RunEvent = EventBase &
     /** One of the agent's stopWhen conditions held after a turn's tool calls: the run ends completed. */
     | { type: 'run.stop_condition'; turn: number; condition: string }
     | { type: 'run.finished'; status: RunStatus | MonitorStopReason; output?: unknown; error?: string }
+    // A session's own events.
+    /** The session started (or, after a clear, took a message again): `from` is the session it was made from. */
+    | { type: 'session.started'; source: SessionStartSource; from?: string; messages?: number }
+    /** A message started a run of the session. */
+    | { type: 'session.run_started'; run: string; checkpoint?: string; agent: string; message: string }
+    | { type: 'session.run_finished'; run: string; status: SessionRunStatus; error?: string }
+    | { type: 'session.resumed'; run: string }
+    | { type: 'session.discarded'; run: string; reason: string }
+    | { type: 'session.rewound'; checkpoint: string; messages: number; agent: string }
+    | { type: 'session.forked'; workflowId: string; messages: number }
+    | { type: 'session.cleared'; workflowId: string }
+    | { type: 'session.ended'; reason: SessionEndReason }
     // A monitor's own events.
     | { type: 'monitor.turn'; turn: number; prompt: string; inbox: number }
     | { type: 'monitor.sleep'; turn: number; until: string; reason: string; nextPrompt: string }

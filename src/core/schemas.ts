@@ -21,6 +21,7 @@ import { CONTEXT_BYTES, utf8Bytes } from './limits.js';
 import { normalizePath, parseRule, type PermissionSettings } from './permissions/index.js';
 import type { MonitorBudgets, MonitorCarried, MonitorInput, MonitorOptions, TurnRetryRule } from './monitor.js';
 import type { AgentRunInput, ContinuedState, ParentRun, RunOptions, RunOverrides } from './run.js';
+import type { EndInput, NewSessionInput, RewindInput, SendInput, SessionCarried, SessionInput, SessionOptions, SessionOrigin } from './session.js';
 
 /** permissions.ts's PermissionMode, reached through run.ts. */
 type PermissionMode = NonNullable<RunOverrides['permissionMode']>;
@@ -247,6 +248,80 @@ export const monitorInputSchema = z
     { error: (iss) => (iss.code === 'invalid_type' ? 'the input must be a JSON object' : undefined) },
   )
   .meta({ title: 'agentMonitor input', ...objectSaid('the input must be a JSON object') });
+
+const sessionCarriedSchema = z
+  .custom<SessionCarried>(isObject, { error: "is keel's own state for continue-as-new, an object" })
+  .meta({ description: 'Set by keel when a session continues as new; refused from any other caller.', type: 'object' });
+
+const sessionOriginSchema = z
+  .custom<SessionOrigin>(isObject, { error: "is keel's own, set for a session made by fork or clear: an object" })
+  .meta({ description: 'Set by keel for a session made by fork or clear of another.', type: 'object' });
+
+/** A session's state: a JSON object of keys and values, at most 64 KB. */
+const sessionStateSchema = said(
+  z.record(z.string(), jsonValueSchema, { error: 'must be a JSON object of keys and values' }),
+  'must be a JSON object of keys and values',
+)
+  .refine((v) => utf8Bytes(JSON.stringify(v) ?? '') <= CONTEXT_BYTES, { error: `must be at most ${CONTEXT_BYTES / 1024} KB of JSON` })
+  .meta({ description: `The session's state: a JSON key-value map, at most ${CONTEXT_BYTES / 1024} KB, handed to each run and carried through fork, clear and continue-as-new.` });
+
+export const sessionOptionsSchema = z
+  .object(
+    {
+      contextTokens: positiveInt('must be a whole number of tokens, at least 1').optional().meta({ description: 'The model sees at most about this many tokens of the conversation; default 50,000.' }),
+      continueAsNewAfterEvents: positiveInt('must be a whole number of history events, at least 1').optional(),
+    },
+    { error: object('must be an object such as { "contextTokens": 50000 }') },
+  )
+  .meta(objectSaid('must be an object such as { "contextTokens": 50000 }'));
+
+export const sessionInputSchema = z
+  .strictObject(
+    {
+      agent: nonEmpty('must be a non-empty string').meta({ description: 'Name of a registered agent: the one that answers the first message.' }),
+      state: sessionStateSchema.optional(),
+      options: sessionOptionsSchema.optional(),
+      origin: sessionOriginSchema.optional(),
+      continued: sessionCarriedSchema.optional(),
+    },
+    { error: (iss) => (iss.code === 'invalid_type' ? 'the input must be a JSON object' : undefined) },
+  )
+  .meta({ title: 'agentSession input', ...objectSaid('the input must be a JSON object') });
+
+export const sendInputSchema = z
+  .strictObject(
+    {
+      message: nonBlank('must be a non-empty string (the message)').meta({ description: 'The user message.' }),
+      wait: said(z.boolean({ error: 'must be true or false' }), 'must be true or false').optional().meta({ description: "Answer with the run's result (default), or with its ID at once." }),
+    },
+    { error: (iss) => (iss.code === 'invalid_type' ? 'send takes { "message": "..." }' : iss.code === 'unrecognized_keys' ? 'is not a field of send' : undefined) },
+  )
+  .meta({ title: 'send (Update)', ...objectSaid('send takes { "message": "..." }', 'is not a field of send') });
+
+export const rewindInputSchema = z
+  .strictObject(
+    { checkpoint: nonEmpty('must be the ID of a checkpoint, as the status query lists them').meta({ description: 'The checkpoint whose message and everything after it are removed.' }) },
+    { error: (iss) => (iss.code === 'invalid_type' ? 'rewind takes { "checkpoint": "<id>" }' : iss.code === 'unrecognized_keys' ? 'is not a field of rewind' : undefined) },
+  )
+  .meta({ title: 'rewind (Update)', ...objectSaid('rewind takes { "checkpoint": "<id>" }', 'is not a field of rewind') });
+
+export const newSessionInputSchema = z
+  .strictObject(
+    { workflowId: nonEmpty('must be a non-empty workflow ID').optional().meta({ description: "The new session's workflow ID; default: derived from this one's." }) },
+    { error: (iss) => (iss.code === 'invalid_type' ? 'takes nothing, or { "workflowId": "<id>" }' : iss.code === 'unrecognized_keys' ? 'is not a field; it takes workflowId' : undefined) },
+  )
+  .meta({ title: 'fork and clear (Updates)', ...objectSaid('takes nothing, or { "workflowId": "<id>" }', 'is not a field; it takes workflowId') });
+
+export const endInputSchema = z
+  .strictObject(
+    {
+      reason: said(z.enum(['logout', 'prompt_input_exit', 'other'], { error: (iss) => `must be logout, prompt_input_exit or other, got ${JSON.stringify(iss.input)}` }), 'must be logout, prompt_input_exit or other, got {got}')
+        .optional()
+        .meta({ description: "The SessionEnd hooks' reason; default other." }),
+    },
+    { error: (iss) => (iss.code === 'invalid_type' ? 'end takes nothing, or { "reason": "logout" }' : iss.code === 'unrecognized_keys' ? 'is not a field of end' : undefined) },
+  )
+  .meta({ title: 'end (Update)', ...objectSaid('end takes nothing, or { "reason": "logout" }', 'is not a field of end') });
 
 // ---------------------------------------------------------------------------------------------
 // Signals and Updates
@@ -533,6 +608,12 @@ export type SchemaChecks = [
   Expect<Same<z.output<typeof monitorOptionsSchema>, MonitorOptions>>,
   Expect<Same<z.output<typeof parentLinkSchema>, ParentLink>>,
   Expect<Same<z.output<typeof monitorInputSchema>, MonitorInput>>,
+  Expect<Same<z.output<typeof sessionOptionsSchema>, SessionOptions>>,
+  Expect<Same<z.output<typeof sessionInputSchema>, SessionInput>>,
+  Expect<Same<z.output<typeof sendInputSchema>, SendInput>>,
+  Expect<Same<z.output<typeof rewindInputSchema>, RewindInput>>,
+  Expect<Same<z.output<typeof newSessionInputSchema>, NewSessionInput>>,
+  Expect<Same<z.output<typeof endInputSchema>, EndInput>>,
   Expect<Same<z.output<typeof approvalDecisionSchema>, ApprovalDecision>>,
   Expect<Same<z.output<typeof permissionModeSchema>, PermissionMode>>,
   Expect<Same<z.output<typeof backgroundReportSchema>, BackgroundReport>>,

@@ -9,7 +9,7 @@ import type { HookEvent } from '../core/hooks.js';
 import type { PermissionMode } from '../core/permissions/index.js';
 import type { StageDecision } from '../core/tool-gate.js';
 import type { JsonValue } from '../core/json.js';
-import type { AssistantMessage, ToolCall, ToolResultMessage } from '../core/messages.js';
+import type { AssistantMessage, Message, ToolCall, ToolResultMessage } from '../core/messages.js';
 import type { StopReason } from '../core/model.js';
 import type { HandoffView, RunOverrides } from '../core/run.js';
 import type { Usage } from '../core/usage.js';
@@ -169,6 +169,21 @@ export interface AgentActivities {
   approveCall(input: ApproveCallInput): Promise<ApproveCallResult>;
   resolveHandoff(input: ResolveHandoffInput): Promise<ResolveHandoffResult>;
   turnEnd(input: TurnEndInput): Promise<TurnEndResult>;
+  readConversation(input: ReadConversationInput): Promise<ReadConversationResult>;
+}
+
+/** Messages of another session (a fork's source), or of an earlier execution of this one, read by the worker. */
+export interface ReadConversationInput {
+  workflowId: string;
+  runId?: string;
+  from: number;
+  to: number;
+}
+
+/** A page of them, at most about 1 MB: `messages[0]` is message `from`; read on from `from + messages.length`. */
+export interface ReadConversationResult {
+  from: number;
+  messages: Message[];
 }
 
 /** The agent's onTurnEnd, asked when the model answered without tool calls. */

@@ -7,6 +7,7 @@ import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio
 import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
 import type { BackgroundReport } from '../core/background.js';
 import type { MonitorState } from '../core/monitor.js';
+import type { EndInput, NewSessionInput, NewSessionResult, RewindInput, RewindResult, SendInput, SessionRunResult, SessionState } from '../core/session.js';
 import type { PermissionMode } from '../core/permissions/index.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Message } from '../core/messages.js';
@@ -102,3 +103,28 @@ export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
 /** Ends the monitor: its current turn is cancelled cleanly and it ends `cancelled`. */
 export const stopSignal = defineSignal<[string?]>('stop');
+
+// A session (agentSession) answers the run's queries above (its `status` is a SessionState), the
+// approve Update and Signal, and takes these Updates; each refused one fails with type
+// KeelSessionRefused and says why.
+
+/** The session's workflow type: `temporal workflow start --type agentSession --input '{"agent": "..."}'` */
+export const AGENT_SESSION_WORKFLOW = 'agentSession';
+/** `{ agent, busy, messages, checkpoints, pending, ... }`. */
+export const sessionStatusQuery = defineQuery<SessionState>('status');
+/** A message for the agent in charge: one run; answers with its result (or, with `wait: false`, its ID at once). */
+export const sendUpdate = defineUpdate<SessionRunResult, [SendInput]>('send');
+/** Waits for a run of the session (by ID) and answers its result. */
+export const runResultUpdate = defineUpdate<SessionRunResult, [string]>('result');
+/** Removes a checkpoint's message and all after it; answers the message, to edit and send again. */
+export const rewindUpdate = defineUpdate<RewindResult, [RewindInput]>('rewind');
+/** A new session with this one's conversation, state and checkpoints. */
+export const forkUpdate = defineUpdate<NewSessionResult, [NewSessionInput]>('fork');
+/** A new empty session with this one's state; this one ends (SessionEnd "clear") and is kept. */
+export const clearUpdate = defineUpdate<NewSessionResult, [NewSessionInput]>('clear');
+/** Runs a failed run again from where it failed. */
+export const resumeUpdate = defineUpdate<SessionRunResult, [{ wait?: boolean }]>('resume');
+/** Gives up the current run: a failed one, one waiting for approval (its calls answered as not run), or one in progress (cancelled). */
+export const discardUpdate = defineUpdate<SessionRunResult, []>('discard');
+/** Ends the session (SessionEnd with the reason: logout, prompt_input_exit, other). */
+export const endUpdate = defineUpdate<{ reason: string }, [EndInput]>('end');

@@ -49,6 +49,11 @@ export class Handoffs implements RunFeature {
     this.run = run;
   }
 
+  /** A session's next message is a new run: its handoffs count toward its own limit, from zero. */
+  newRun(): void {
+    this.count = 0;
+  }
+
   carry(): Partial<ContinuedState> {
     return { ...(this.count > 0 && { handoffs: this.count }), ...(this.view && { handoffView: this.view }) };
   }

@@ -57,7 +57,14 @@ const { resolveAgent } = proxyLocalActivities<AgentActivities>({
 /** What a driver tells the lifecycle: the run it starts, and what is its own. */
 export interface Driver {
   /** The run's start when it is new: the agent, its context and overrides, the first prompt. */
-  start: { agent: string; context?: JsonValue; overrides?: RunOverrides; prompt: string };
+  start: {
+    agent: string;
+    context?: JsonValue;
+    overrides?: RunOverrides;
+    prompt: string;
+    /** A session's state (a JSON key-value map), handed to the run it starts. */
+    state?: Record<string, JsonValue>;
+  };
   /** The previous execution's state, when this one continues it. */
   continued?: ContinuedState;
   /** The driver's own features (a monitor's tools), answered before the gate. */

@@ -29,13 +29,13 @@ import {
   type WorkflowInterceptorsFactory,
 } from '@temporalio/workflow';
 import { ErrorTypes } from '../core/errors.js';
-import { AGENT_MONITOR_WORKFLOW, AGENT_RUN_WORKFLOW } from './api.js';
+import { AGENT_MONITOR_WORKFLOW, AGENT_RUN_WORKFLOW, AGENT_SESSION_WORKFLOW } from './api.js';
 import { rejectSignal, undecodableProblem, type Undecodable } from './payloads.js';
 
 /** Found in a workflow bundle only when this module is its payload converter or interceptor module. */
 export const PAYLOAD_GUARD_MARK = 'keel-payload-guard/1';
 
-const KEEL_WORKFLOWS: readonly string[] = [AGENT_RUN_WORKFLOW, AGENT_MONITOR_WORKFLOW];
+const KEEL_WORKFLOWS: readonly string[] = [AGENT_RUN_WORKFLOW, AGENT_MONITOR_WORKFLOW, AGENT_SESSION_WORKFLOW];
 
 function inKeelWorkflow(): boolean {
   return inWorkflowContext() && KEEL_WORKFLOWS.includes(workflowInfo().workflowType);

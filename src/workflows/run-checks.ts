@@ -77,6 +77,28 @@ export async function checkStart(run: Run, prompt: string): Promise<string> {
   return context.length ? `${prompt}\n\n${context.join('\n\n')}` : prompt;
 }
 
+/** A session's SessionStart hooks, with its source (startup, resume, clear, fork): their context, if any. */
+export async function sessionStart(run: Run, source: string): Promise<string | undefined> {
+  return (await hooks(run, 'SessionStart', { source }, source))?.additionalContext;
+}
+
+/**
+ * A session's message, before its run: the input guardrails (a tripped one blocks the run), then
+ * the UserPromptSubmit hooks (a block blocks it; their context goes with the message). Returns
+ * the user message's text, with `context` (SessionStart's) first when given.
+ */
+export async function checkMessage(run: Run, message: string, context?: string): Promise<string> {
+  const tripped = await guardrails(run, 'input', message);
+  if (tripped) throw blocked(run, tripped);
+  const added = context ? [context] : [];
+  const submit = await hooks(run, 'UserPromptSubmit', { prompt: message });
+  if (submit?.decision === 'block' || submit?.decision === 'deny') {
+    throw blocked(run, { guardrail: 'UserPromptSubmit hook', kind: 'input', reason: submit.reason ?? 'a hook blocked the prompt' });
+  }
+  if (submit?.additionalContext) added.push(submit.additionalContext);
+  return added.length ? `${message}\n\n${added.join('\n\n')}` : message;
+}
+
 /**
  * A final answer: Stop hooks may send the model back to work (their reason becomes the next
  * user message); output guardrails may block the run, and the answer is then withheld.
@@ -99,11 +121,12 @@ export async function checkAnswer(run: Run, text: string, output: unknown, stopC
 }
 
 /** SessionEnd hooks, whatever the end: never in the way of the run's own result. */
-export async function sessionEnd(run: Run, status: RunStatus): Promise<void> {
-  if (!hasHooks(run.agent, 'SessionEnd', END_REASONS[status] ?? 'other')) return;
+export async function sessionEnd(run: Run, status: RunStatus, why?: string): Promise<void> {
+  const reason = why ?? END_REASONS[status] ?? 'other';
+  if (!hasHooks(run.agent, 'SessionEnd', reason)) return;
   try {
     // A cancelled run still tells its hooks it ended.
-    await CancellationScope.nonCancellable(() => hooks(run, 'SessionEnd', { reason: END_REASONS[status] ?? 'other', status }, END_REASONS[status] ?? 'other'));
+    await CancellationScope.nonCancellable(() => hooks(run, 'SessionEnd', { reason, status }, reason));
   } catch (err) {
     run.emit({ type: 'hook.failed', event: 'SessionEnd', error: (err as Error).message });
   }

@@ -9,7 +9,7 @@ import { EventLog } from '../core/event-log.js';
 import { CONTINUE_CUT_OFF_ANSWER } from '../core/cut-off.js';
 import type { JsonValue } from '../core/json.js';
 import { pageWithin } from '../core/limits.js';
-import type { Message } from '../core/messages.js';
+import type { AssistantMessage, Message, ToolCall } from '../core/messages.js';
 import type { ToolSpec } from '../core/agent-spec.js';
 import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
 import { specHash } from '../core/spec-hash.js';
@@ -169,6 +169,17 @@ export class Run {
   rollback(count: number): void {
     if (count < this.firstMessage || count > this.messageCount) throw new Error(`Cannot roll back to message ${count}.`);
     this.messages.length = count - this.firstMessage;
+  }
+
+  /**
+   * The calls of the last assistant message that have no result yet (a run given up while they
+   * waited or after it failed): a conversation must answer each call before it goes on.
+   */
+  openCalls(): ToolCall[] {
+    const i = this.messages.findLastIndex((m) => m.role === 'assistant');
+    const calls = i >= 0 ? ((this.messages[i] as AssistantMessage).toolCalls ?? []) : [];
+    const answered = new Set(this.messages.slice(i + 1).flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+    return calls.filter((c) => !answered.has(c.id));
   }
 
   /** Size of the messages from `start` on (held by this execution), in characters of JSON. */

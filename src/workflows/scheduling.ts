@@ -96,3 +96,12 @@ export function turnEndActivity(): Pick<AgentActivities, 'turnEnd'> {
     summary: 'turn end',
   });
 }
+
+/** Reading a conversation of another session (a fork's source) or of an earlier execution: queries or replays, on the worker. */
+export function conversationActivity(summary: string): Pick<AgentActivities, 'readConversation'> {
+  return proxyActivities<AgentActivities>({
+    startToCloseTimeout: '5 minutes',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+    summary,
+  });
+}
