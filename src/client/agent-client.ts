@@ -16,10 +16,13 @@ import type { JsonValue } from '../core/json.js';
 import type { AgentRunInput, RunOptions, RunOverrides } from '../core/run.js';
 import type { MonitorBudgets, MonitorInput, MonitorOptions } from '../core/monitor.js';
 import { MonitorHandle } from './monitor-handle.js';
+import { SessionHandle } from './session-handle.js';
+import type { SessionInput, SessionOptions } from '../core/session.js';
 import { RunHandle, type ApproveOptions } from './run-handle.js';
 import {
   AGENT_MONITOR_WORKFLOW,
   AGENT_RUN_WORKFLOW,
+  AGENT_SESSION_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,
   statusSearchAttribute,
@@ -46,6 +49,15 @@ export interface StartOptions {
   /** The permission mode the run starts in: `default`, `acceptEdits`, `plan`, `dontAsk` or `bypassPermissions`. */
   permissionMode?: PermissionMode;
   options?: RunOptions;
+}
+
+export interface SessionStartOptions {
+  /** The session's workflow ID. Default: `<agent>-session-<short id>`. */
+  id?: string;
+  taskQueue?: string;
+  /** The session's state: a JSON key-value map handed to each run, carried through fork, clear and continue-as-new. */
+  state?: Record<string, JsonValue>;
+  options?: SessionOptions;
 }
 
 export interface MonitorStartOptions {
@@ -145,6 +157,28 @@ export class AgentClient {
     return this.getMonitor(workflowId);
   }
 
+  /**
+   * Starts a session: a conversation with the agent, one run per message (`send`), with
+   * checkpoints to rewind to, fork and clear. `state`: the session's JSON key-value map.
+   */
+  async startSession(agent: string | AgentDefinition, options: SessionStartOptions = {}): Promise<SessionHandle> {
+    const name = typeof agent === 'string' ? agent : agent.name;
+    if (!name) throw new Error('Name the agent the session talks to.');
+    const workflowId = options.id ?? `${name}-session-${randomUUID().slice(0, 8)}`;
+    const args: SessionInput = {
+      agent: name,
+      ...(options.state !== undefined && { state: options.state }),
+      ...(options.options && { options: options.options }),
+    };
+    await this.launch(AGENT_SESSION_WORKFLOW, workflowId, name, args, `session with ${name}`, options.taskQueue);
+    return this.session(workflowId);
+  }
+
+  /** The session with this workflow ID (across continue-as-new). */
+  session(workflowId: string): SessionHandle {
+    return new SessionHandle(this.getHandle(workflowId), (id) => this.session(id));
+  }
+
   /** The monitor with this workflow ID. */
   getMonitor(workflowId: string): MonitorHandle {
     return new MonitorHandle(this.getHandle(workflowId));
@@ -176,7 +210,7 @@ export class AgentClient {
   /** Recent runs, newest first, from Temporal visibility. */
   async list(options: { limit?: number; agent?: string; status?: string } = {}): Promise<RunSummary[]> {
     // A long run is a chain of executions under one workflow ID: list each run once, by its latest.
-    const clauses = [`WorkflowType IN ('${AGENT_RUN_WORKFLOW}', '${AGENT_MONITOR_WORKFLOW}')`, `ExecutionStatus != 'ContinuedAsNew'`];
+    const clauses = [`WorkflowType IN ('${AGENT_RUN_WORKFLOW}', '${AGENT_MONITOR_WORKFLOW}', '${AGENT_SESSION_WORKFLOW}')`, `ExecutionStatus != 'ContinuedAsNew'`];
     if (options.agent) clauses.push(`KeelAgent = '${options.agent.replace(/'/g, "\\'")}'`);
     if (options.status) clauses.push(`KeelStatus = '${options.status.replace(/'/g, "\\'")}'`);
     const limit = options.limit ?? 20;

@@ -9,8 +9,26 @@
  *   console.log((await run.result()).output);
  */
 export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './agent-client.js';
-export type { AgentClientOptions, ApproveOptions, MonitorStartOptions, OutputOf, PendingRun, RunSummary, StartOptions } from './agent-client.js';
+export type { AgentClientOptions, ApproveOptions, MonitorStartOptions, SessionStartOptions, OutputOf, PendingRun, RunSummary, StartOptions } from './agent-client.js';
 export { MonitorHandle } from './monitor-handle.js';
+export { SessionHandle, SessionRefusedError, type SessionAnswer } from './session-handle.js';
+export type {
+  Checkpoint,
+  EndInput,
+  NewSessionInput,
+  NewSessionResult,
+  RewindInput,
+  RewindResult,
+  SendInput,
+  SessionEndReason,
+  SessionInput,
+  SessionOptions,
+  SessionResult,
+  SessionRunResult,
+  SessionRunStatus,
+  SessionStartSource,
+  SessionState,
+} from '../core/session.js';
 export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './tree.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
 export type {
@@ -69,14 +87,24 @@ export type { Usage } from '../core/usage.js';
 export { ErrorTypes } from '../core/errors.js';
 export type { ErrorType } from '../core/errors.js';
 // The contract as zod schemas (the same that contract/*.schema.json are made from).
-export { KEEL_STATUSES, agentMonitorContract, agentRunContract, runEventSchema } from '../core/contract.js';
+export { KEEL_STATUSES, agentMonitorContract, agentRunContract, agentSessionContract, runEventSchema } from '../core/contract.js';
 // The run's and the monitor's interfaces, for any Temporal client: workflow types, queries, signals, Updates, search attributes.
 export {
   AGENT_MONITOR_WORKFLOW,
   AGENT_RUN_WORKFLOW,
+  AGENT_SESSION_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   agentSearchAttribute,
   approveSignal,
+  clearUpdate,
+  discardUpdate,
+  endUpdate,
+  forkUpdate,
+  resumeUpdate,
+  rewindUpdate,
+  runResultUpdate,
+  sendUpdate,
+  sessionStatusQuery,
   approveUpdate,
   eventsQuery,
   injectSignal,

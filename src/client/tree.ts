@@ -9,12 +9,12 @@
 import { WorkflowNotFoundError, type WorkflowClient, type WorkflowExecutionDescription } from '@temporalio/client';
 import { innermostError } from '../core/errors.js';
 import type { RunEvent } from '../core/run.js';
-import { AGENT_MONITOR_WORKFLOW, AGENT_RUN_WORKFLOW } from '../workflows/api.js';
+import { AGENT_MONITOR_WORKFLOW, AGENT_RUN_WORKFLOW, AGENT_SESSION_WORKFLOW } from '../workflows/api.js';
 import { readEvents } from './run-chain.js';
 import { summarize } from './run-summary.js';
 
 /** A top-level run or monitor, a sub-agent's run (a tool call's), a background agent (a monitor a run spawned). */
-export type RunTreeKind = 'run' | 'monitor' | 'sub-agent' | 'background';
+export type RunTreeKind = 'run' | 'monitor' | 'session' | 'sub-agent' | 'background';
 
 export interface RunTreeHandoff {
   turn: number;
@@ -74,7 +74,9 @@ async function readNode(client: WorkflowClient, workflowId: string, seen: Set<st
   }
   const summary = summarize(description);
   const parentId = description.parentExecution?.workflowId ?? undefined;
-  const kind: RunTreeKind = parentId === undefined ? summary.kind : description.type === AGENT_MONITOR_WORKFLOW ? 'background' : 'sub-agent';
+  // A session's forks and clears are sessions of their own, started as its children.
+  const kind: RunTreeKind =
+    parentId === undefined || description.type === AGENT_SESSION_WORKFLOW ? summary.kind : description.type === AGENT_MONITOR_WORKFLOW ? 'background' : 'sub-agent';
   const problems: string[] = [];
 
   // Children listed by visibility are read at once, while the events query (which may wait for a worker) runs.

@@ -1,0 +1,238 @@
+/** Sessions: many messages in one agentSession workflow, on the real dev server and the scripted model. */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { SessionRefusedError, type SessionHandle } from '../src/client/session-handle.js';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import type { RunEvent } from '../src/core/run.js';
+import { activityEvents, historyOf } from './support/history.js';
+import { useKeel } from './support/keel.js';
+import type { RecordedRequest } from './support/model-server.js';
+import { until } from './support/until.js';
+
+const fast = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
+
+const deploy = defineTool({
+  name: 'deploy',
+  description: 'Deploy to an environment.',
+  input: z.object({ env: z.string() }),
+  requiresApproval: true,
+  execute: ({ env }) => `deployed ${env}`,
+});
+
+const hookDir = mkdtempSync(join(tmpdir(), 'keel-session-hooks-'));
+const hookLog = join(hookDir, 'hooks.log');
+const hookScript = join(hookDir, 'log-hook.mjs');
+writeFileSync(
+  hookScript,
+  [
+    "import { appendFileSync } from 'node:fs';",
+    "let s = '';",
+    'process.stdin.on("data", (d) => (s += d)).on("end", () => {',
+    '  const input = JSON.parse(s);',
+    "  const line = process.argv[2] + ' ' + (input.source ?? input.reason);",
+    `  appendFileSync(${JSON.stringify(hookLog)}, line + '\\n');`,
+    "  console.log('hook context: ' + line);",
+    '});',
+  ].join('\n'),
+);
+/** A command hook that appends its event and source or reason to the log, and says so on stdout (SessionStart's context). */
+const logHook = (event: string) => ({ hooks: [{ type: 'command' as const, command: `node ${hookScript} ${event}` }] });
+
+const chat = defineAgent({ name: 'session-chat', instructions: 'Chat.', model: 'openai:session-chat', modelSettings: fast, tools: [deploy] });
+const hooked = defineAgent({
+  name: 'session-hooked',
+  instructions: 'Chat.',
+  model: 'openai:session-hooked',
+  modelSettings: fast,
+  hooks: { SessionStart: [logHook('SessionStart')], SessionEnd: [logHook('SessionEnd')] },
+});
+const flaky = defineAgent({ name: 'session-flaky', instructions: 'Chat.', model: 'anthropic:session-flaky', modelSettings: { retry: { initialInterval: '50ms', maximumInterval: '100ms', maximumAttempts: 2 } } });
+const billing = defineAgent({ name: 'session-billing', description: 'Invoices.', instructions: 'You are billing.', model: 'openai:session-billing', modelSettings: fast });
+const triage = defineAgent({ name: 'session-triage', instructions: 'You are triage.', model: 'openai:session-triage', modelSettings: fast, handoffs: [billing] });
+
+const t = useKeel([chat, hooked, flaky, billing, triage]);
+
+type Msg = { role: string; content: unknown };
+const messagesOf = (r: RecordedRequest): Msg[] => r.body.messages as Msg[];
+const text = (m: Msg | undefined): string => (typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? ''));
+const lastUser = (r: RecordedRequest) => text(messagesOf(r).filter((m) => m.role === 'user').at(-1));
+/** Answers every message with its echo. */
+const echo = (r: RecordedRequest) => ({ text: `echo: ${lastUser(r).slice(0, 40)}` });
+const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e) => e.type === type) as Extract<RunEvent, { type: T }>[];
+
+async function refusal(call: Promise<unknown>): Promise<string> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(SessionRefusedError);
+  return (err as Error).message;
+}
+
+async function start(agent: string, options: Parameters<typeof t.keel.client.startSession>[1] = {}): Promise<SessionHandle> {
+  return t.keel.client.startSession(agent, options);
+}
+
+describe('sessions', () => {
+  it('three messages: each run sees the earlier ones; the status lists a checkpoint per message', async () => {
+    t.server.script('session-chat', echo);
+    const session = await start('session-chat');
+    const first = await session.send('My name is Ada.');
+    expect(first).toMatchObject({ run: 'run-1', status: 'completed', output: 'echo: My name is Ada.', agent: 'session-chat', turns: 1, checkpoint: 'cp-1' });
+    await session.send('I live in Lisbon.');
+    const third = await session.send('Where do I live, and what is my name?');
+    expect(third.output).toBe('echo: Where do I live, and what is my name?');
+
+    const requests = t.server.requests('session-chat').filter((r) => JSON.stringify(r.body).includes('Ada'));
+    const last = messagesOf(requests.at(-1)!).filter((m) => m.role !== 'system');
+    expect(last.map((m) => [m.role, text(m)])).toEqual([
+      ['user', 'My name is Ada.'],
+      ['assistant', 'echo: My name is Ada.'],
+      ['user', 'I live in Lisbon.'],
+      ['assistant', 'echo: I live in Lisbon.'],
+      ['user', 'Where do I live, and what is my name?'],
+    ]);
+    const status = await session.status();
+    expect(status).toMatchObject({ kind: 'session', agent: 'session-chat', busy: false, status: 'idle', messages: 6, runs: 3, pending: [] });
+    expect(status.checkpoints.map((c) => [c.id, c.message, c.agent])).toEqual([
+      ['cp-1', 'My name is Ada.', 'session-chat'],
+      ['cp-2', 'I live in Lisbon.', 'session-chat'],
+      ['cp-3', 'Where do I live, and what is my name?', 'session-chat'],
+    ]);
+    // Each message is stored once in history: in its send Update; each answer once: in its model turn.
+    const history = JSON.stringify(await historyOf(session.run));
+    expect(history.split(Buffer.from('"I live in Lisbon."').toString('base64').slice(0, 16)).length - 1).toBeLessThanOrEqual(1);
+    expect((await session.transcript()).length).toBe(6);
+  });
+
+  it('a handoff carries to the next message; rewinding to a checkpoint makes its agent active again and returns its message', async () => {
+    t.server.script('session-triage', (r) =>
+      lastUser(r).includes('invoice') && !messagesOf(r).some((m) => m.role === 'tool') ? { toolCalls: [{ id: 'h1', name: 'transfer_to_session-billing', arguments: {} }] } : echo(r),
+    );
+    t.server.script('session-billing', (r) => ({ text: `billing: ${lastUser(r).slice(0, 40)}` }));
+    const session = await start('session-triage');
+    await session.send('Hello.');
+    const handed = await session.send('About my invoice.');
+    expect(handed).toMatchObject({ status: 'completed', agent: 'session-billing', output: 'billing: About my invoice.' });
+    const next = await session.send('Was it paid?');
+    expect(next).toMatchObject({ agent: 'session-billing', output: 'billing: Was it paid?' });
+    expect((await session.status()).checkpoints.map((c) => c.agent)).toEqual(['session-triage', 'session-triage', 'session-billing']);
+
+    const rewound = await session.rewind('cp-2');
+    expect(rewound).toEqual({ checkpoint: 'cp-2', message: 'About my invoice.', messages: 2, agent: 'session-triage' });
+    const status = await session.status();
+    expect(status).toMatchObject({ agent: 'session-triage', messages: 2 });
+    expect(status.checkpoints.map((c) => c.id)).toEqual(['cp-1']);
+    const again = await session.send('Something else.');
+    expect(again).toMatchObject({ agent: 'session-triage', output: 'echo: Something else.', checkpoint: 'cp-4' });
+    const lastRequest = t.server.requests('session-triage').at(-1)!;
+    expect(messagesOf(lastRequest).filter((m) => m.role !== 'system').map(text)).toEqual(['Hello.', 'echo: Hello.', 'Something else.']);
+    expect(await refusal(session.rewind('cp-9'))).toMatch(/Unknown checkpoint "cp-9": this session has cp-1, cp-4/);
+  });
+
+  it('a run waiting for approval refuses messages, rewind, fork and clear with the reason; discard answers its calls as not run', async () => {
+    t.server.script('session-chat', (r) => {
+      const last = messagesOf(r).at(-1)!;
+      if (last.role === 'user' && text(last).includes('Deploy')) return { toolCalls: [{ id: 'd1', name: 'deploy', arguments: { env: 'prod' } }] };
+      return echo(r);
+    });
+    const session = await start('session-chat');
+    await session.send('Hi.');
+    const started = await session.send('Deploy to prod.', { wait: false });
+    expect(started).toMatchObject({ run: 'run-2', status: 'running' });
+    const waiting = await until(() => session.status(), (s) => s.pending.length === 1);
+    expect(waiting).toMatchObject({ busy: true, status: 'awaiting_approval', run: { run: 'run-2', status: 'awaiting_approval' } });
+    expect(await refusal(session.send('Another thing.'))).toMatch(/Approval pending: run run-2 waits for a decision on deploy \(d1\)/);
+    expect(await refusal(session.rewind('cp-1'))).toMatch(/Approval pending/);
+    expect(await refusal(session.fork())).toMatch(/Approval pending/);
+    expect(await refusal(session.clear())).toMatch(/Approval pending/);
+    expect(await refusal(session.resume())).toMatch(/Approval pending/);
+
+    const discarded = await session.discard();
+    expect(discarded).toMatchObject({ run: 'run-2', status: 'discarded' });
+    const after = await session.send('What happened?');
+    expect(after.status).toBe('completed');
+    const request = t.server.requests('session-chat').at(-1)!;
+    const tool = messagesOf(request).find((m) => m.role === 'tool');
+    expect(text(tool)).toMatch(/Not run: the user discarded this run/);
+    expect(await refusal(session.discard())).toMatch(/Nothing to discard/);
+    expect(await refusal(session.resume())).toMatch(/Nothing to resume: no run of this session failed/);
+  });
+
+  it('a run in progress makes the session busy until it is discarded; an approval decided lets the run finish', async () => {
+    t.server.script('session-chat', (r) => {
+      const last = messagesOf(r).at(-1)!;
+      if (last.role === 'user' && text(last).includes('hang')) return { fault: 'hang' };
+      if (last.role === 'user' && text(last).includes('Deploy')) return { toolCalls: [{ id: 'd2', name: 'deploy', arguments: { env: 'staging' } }] };
+      return echo(r);
+    });
+    const session = await start('session-chat');
+    await session.send('Please hang.', { wait: false });
+    await until(() => t.server.requests('session-chat').filter((r) => lastUser(r) === 'Please hang.').length, (n) => n > 0);
+    expect(await refusal(session.send('Hello?'))).toMatch(/busy: run run-1 is in progress/);
+    expect(await refusal(session.rewind('cp-1'))).toMatch(/busy/);
+    expect(await session.discard()).toMatchObject({ run: 'run-1', status: 'discarded' });
+
+    const deploying = session.send('Deploy to staging.');
+    await until(() => session.status(), (s) => s.pending.length === 1);
+    await session.run.approve('d2');
+    const done = await deploying;
+    expect(done).toMatchObject({ run: 'run-2', status: 'completed', turns: 2 });
+  });
+
+  it('a failed run (a provider outage past its retries) is resumed after the provider recovers; a new message gives a failed run up', async () => {
+    let down = true;
+    t.server.script('session-flaky', (r) => (down ? { fault: 'status', status: 503 } : { text: `up: ${lastUser(r).slice(0, 30)}` }));
+    const session = await start('session-flaky');
+    const failed = await session.send('Are you there?');
+    expect(failed).toMatchObject({ run: 'run-1', status: 'failed' });
+    expect(failed.error).toMatch(/503/);
+    expect(await session.status()).toMatchObject({ status: 'failed', busy: false, run: { run: 'run-1', status: 'failed' } });
+    down = false;
+    const resumed = await session.resume();
+    expect(resumed).toMatchObject({ run: 'run-1', status: 'completed', output: 'up: Are you there?' });
+
+    down = true;
+    expect((await session.send('Again?')).status).toBe('failed');
+    down = false;
+    const next = await session.send('Now?');
+    expect(next).toMatchObject({ run: 'run-3', status: 'completed' });
+    const events = await session.events();
+    expect(ofType(events, 'session.discarded')).toMatchObject([{ run: 'run-2', reason: 'a new message was sent' }]);
+    expect(ofType(events, 'session.resumed')).toMatchObject([{ run: 'run-1' }]);
+  });
+
+  it('fork copies conversation, state and checkpoints into a new session; clear starts an empty one and keeps the old; hooks hear startup, fork, clear, resume', async () => {
+    t.server.script('session-hooked', echo);
+    const session = await start('session-hooked', { state: { user: 'ada' } });
+    await session.send('One.');
+    await session.send('Two.');
+    const fork = await session.fork();
+    expect(fork.workflowId).not.toBe(session.workflowId);
+    const forked = await until(() => fork.status(), (s) => s.messages === 4, { retryErrors: true });
+    expect(forked).toMatchObject({ state: { user: 'ada' }, agent: 'session-hooked' });
+    expect(forked.checkpoints.map((c) => c.message)).toEqual(['One.', 'Two.']);
+    expect(await fork.transcript()).toEqual(await session.transcript());
+    await fork.send('Three, in the fork.');
+    expect((await fork.rewind('cp-2')).message).toBe('Two.');
+    expect((await session.status()).messages).toBe(4);
+
+    const cleared = await session.clear();
+    const fresh = await until(() => cleared.status(), (s) => s.kind === 'session', { retryErrors: true });
+    expect(fresh).toMatchObject({ messages: 0, checkpoints: [], state: { user: 'ada' } });
+    expect(await session.status()).toMatchObject({ ended: 'clear', messages: 4 });
+    await cleared.send('Hello, fresh.');
+    const reply = await session.send('Back to the old one.');
+    expect(reply.status).toBe('completed');
+    // SessionStart's context reaches the model with the first message.
+    const firstRequest = t.server.requests('session-hooked').find((r) => lastUser(r).startsWith('One.'))!;
+    expect(lastUser(firstRequest)).toMatch(/hook context: SessionStart startup/);
+    const log = readFileSync(hookLog, 'utf8').trim().split('\n');
+    expect(log).toEqual(expect.arrayContaining(['SessionStart startup', 'SessionStart fork', 'SessionEnd clear', 'SessionStart clear', 'SessionStart resume']));
+    expect(await session.end('logout')).toMatchObject({ kind: 'session', status: 'completed', reason: 'logout', messages: 6 });
+    expect(readFileSync(hookLog, 'utf8')).toMatch(/SessionEnd logout/);
+  });
+});
