@@ -235,4 +235,61 @@ describe('sessions', () => {
     expect(await session.end('logout')).toMatchObject({ kind: 'session', status: 'completed', reason: 'logout', messages: 6 });
     expect(readFileSync(hookLog, 'utf8')).toMatch(/SessionEnd logout/);
   });
+
+  it('a session holding several MB forks too: its conversation is copied in pages within the payload limit', async () => {
+    t.server.script('session-chat', (r) => ({ text: `ok ${lastUser(r).length}` }));
+    const session = await start('session-chat');
+    const big = (i: number) => `${i}: ${'x'.repeat(300_000)}`;
+    for (let i = 0; i < 12; i++) await session.send(big(i));
+    const source = await session.transcript();
+    const bytes = JSON.stringify(source).length;
+    expect(bytes).toBeGreaterThan(3_500_000);
+    const fork = await session.fork({ workflowId: `${session.workflowId}-big-fork` });
+    await until(() => fork.status(), (s) => s.messages === 24 && !s.busy, { retryErrors: true, timeoutMs: 120_000 });
+    expect(await fork.transcript()).toEqual(source);
+    const copies = activityEvents(await historyOf(fork.run)).filter((a) => a.type === 'readConversation');
+    expect(copies.length).toBeGreaterThanOrEqual(4);
+    // Every page is a payload well under Temporal's 2 MB limit.
+    const history = await historyOf(fork.run);
+    const results = (history.events ?? []).flatMap((e) => e.activityTaskCompletedEventAttributes?.result?.payloads ?? []);
+    expect(Math.max(...results.map((p) => p.data?.length ?? 0))).toBeLessThan(1_100_000);
+    const answer = await fork.send('And one more.');
+    expect(answer).toMatchObject({ status: 'completed', output: 'ok 13', checkpoint: 'cp-13' });
+  }, 240_000);
+
+  it('a session of 300 messages continues as new with nothing lost; the model sees a view within its budget; rewind reaches an earlier execution', async () => {
+    t.server.script('session-chat', echo);
+    const session = await start('session-chat', { options: { continueAsNewAfterEvents: 600, contextTokens: 2_000 } });
+    for (let i = 1; i <= 300; i++) {
+      const r = await session.send(`message ${i}`);
+      expect(r).toMatchObject({ run: `run-${i}`, status: 'completed', output: `echo: message ${i}` });
+    }
+    const status = await session.status();
+    expect(status).toMatchObject({ messages: 600, runs: 300, busy: false });
+    expect(status.checkpoints).toHaveLength(100);
+    expect(status.checkpoints[0]!.id).toBe('cp-201');
+    const transcript = await session.transcript();
+    expect(transcript.map((m) => m.content)).toEqual(Array.from({ length: 300 }, (_, i) => [`message ${i + 1}`, `echo: message ${i + 1}`]).flat());
+    const events = await session.events();
+    expect(ofType(events, 'session.run_finished')).toHaveLength(300);
+    expect(ofType(events, 'run.continued').length).toBeGreaterThanOrEqual(3);
+    // The model's view: the first message, a marker, then the latest messages within about 8,000 characters.
+    const last = t.server.requests('session-chat').at(-1)!;
+    const seen = messagesOf(last).filter((m) => m.role !== 'system');
+    expect(text(seen[0])).toBe('message 1');
+    expect(seen.length).toBeLessThan(400);
+    expect(text(seen.at(-1))).toBe('message 300');
+    expect(text(seen[1])).toMatch(/earlier messages are left out/);
+
+    // cp-201's message is held by an earlier execution: the rewind continues as new from it.
+    const { firstHeld } = await session.run.workflow.query('transcript', {}) as { firstHeld: number };
+    expect(firstHeld).toBeGreaterThan(400);
+    const rewound = await session.rewind('cp-201');
+    expect(rewound).toMatchObject({ message: 'message 201', messages: 400 });
+    const again = await session.send('message 201, edited');
+    expect(again).toMatchObject({ run: 'run-301', output: 'echo: message 201, edited' });
+    const after = await session.transcript();
+    expect(after).toHaveLength(402);
+    expect(after.slice(398).map((m) => m.content)).toEqual(['message 200', 'echo: message 200', 'message 201, edited', 'echo: message 201, edited']);
+  }, 400_000);
 });

@@ -52,8 +52,9 @@ export interface SessionOrigin {
   /** fork: the execution whose conversation is copied, and how many of its messages. */
   runId?: string;
   messages?: number;
-  /** fork: the source's checkpoints, which stay valid in the copy. */
+  /** fork: the source's checkpoints, which stay valid in the copy, and its count of runs (the copy's are numbered on). */
   checkpoints?: SessionCheckpoint[];
+  runs?: number;
 }
 
 /** One message of the session as a point to rewind to. */

@@ -118,6 +118,7 @@ export class Session {
       }
     } else if (input?.origin?.kind === 'fork') {
       this.checkpoints = [...(input.origin.checkpoints ?? [])];
+      this.runs = input.origin.runs ?? 0;
     }
   }
 
@@ -343,7 +344,7 @@ export class Session {
           ...(this.input.options && { options: this.input.options }),
           origin:
             kind === 'fork'
-              ? { kind, workflowId: info.workflowId, runId: info.runId, messages: run.messageCount, checkpoints: this.checkpoints }
+              ? { kind, workflowId: info.workflowId, runId: info.runId, messages: run.messageCount, checkpoints: this.checkpoints, runs: this.runs }
               : { kind, workflowId: info.workflowId },
         };
         await startChild(AGENT_SESSION_WORKFLOW, {
