@@ -87,7 +87,9 @@ const monitors = [
   watcher,
 ];
 
-const t = useKeel([...agents, helper, ...monitors]);
+const sessionAgent = defineAgent({ name: 'replay-session', instructions: 'Chat.', model: 'openai:replay-session', modelSettings: fast, tools: [deploy], handoffs: [helper] });
+
+const t = useKeel([...agents, helper, ...monitors, sessionAgent]);
 
 /** The workflow ID a fixture file replays under (see the file's comment). */
 const workflowIdOf = (file: string) => decodeURIComponent(file.replace(/(~[^~]*)?\.json$/, ''));
@@ -113,6 +115,18 @@ async function replay(histories: { workflowId: string; history: History }[]) {
     results.push({ workflowId: result.workflowId, error: result.error?.message });
   }
   return results;
+}
+
+/** The first execution of a chain, from the history of a later one. */
+async function firstExecution(workflowId: string, history: History): Promise<string> {
+  let runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+  if (!runId) throw new Error(`${workflowId} did not continue as new`);
+  for (;;) {
+    const previous = await t.keel.env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const before: string | null | undefined = previous.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (!before) return runId;
+    runId = before;
+  }
 }
 
 /** With KEEL_RECORD_FIXTURES=1, writes fresh histories as this version's fixtures. */
@@ -272,6 +286,54 @@ describe('replay', () => {
     record(histories.map(({ workflowId, history, label }) => ({ file: fileOf(workflowId, label), history })));
   });
 
+  it('replays the histories of a fresh session (messages, an approval, a handoff, a failed run resumed, rewind, fork, clear, continue-as-new, end)', async () => {
+    const ids = ['replay-session', 'replay-session-fork', 'replay-session-clear'];
+    await Promise.all(ids.map((id) => t.keel.env.client.workflow.getHandle(id).terminate('a new recording').catch(() => undefined)));
+    let down = false;
+    t.server.script('replay-session', (request) => {
+      const last = (request.body.messages as { role: string; content: unknown }[]).at(-1)!;
+      const said = JSON.stringify(last.content);
+      if (last.role !== 'user') return { text: 'done' };
+      if (down) return { fault: 'status', status: 400 };
+      if (said.includes('deploy')) return { toolCalls: [{ id: 'd1', name: 'deploy', arguments: { env: 'prod' } }] };
+      if (said.includes('helper')) return { toolCalls: [{ id: 'h1', name: 'transfer_to_replay-helper', arguments: {} }] };
+      return { text: `noted ${said.slice(1, 20)}` };
+    });
+    t.server.script('replay-helper', () => ({ text: 'helper here' }));
+    const session = await t.keel.client.startSession('replay-session', { id: 'replay-session', state: { user: 'ada' }, options: { continueAsNewAfterEvents: 40 } });
+    await session.send('hello');
+    const deploying = session.send('please deploy');
+    await until(() => session.status(), (s) => s.pending.length > 0, { what: 'the deploy to wait for approval', intervalMs: 100 });
+    await session.run.approve('d1');
+    await deploying;
+    down = true;
+    expect((await session.send('this fails')).status).toBe('failed');
+    down = false;
+    expect((await session.resume()).status).toBe('completed');
+    await session.rewind('cp-3');
+    await session.send('to the helper');
+    await session.send('and on');
+    const fork = await session.fork({ workflowId: 'replay-session-fork' });
+    await until(() => fork.status(), (s) => s.messages > 0, { retryErrors: true });
+    const cleared = await session.clear({ workflowId: 'replay-session-clear' });
+    await until(() => cleared.status(), (s) => s.kind === 'session', { retryErrors: true });
+    await fork.end('prompt_input_exit');
+    await cleared.end('logout');
+    await session.end('logout');
+
+    const last = await historyOf(session.run);
+    const firstRunId = await firstExecution('replay-session', last);
+    const first = await t.keel.env.client.workflow.getHandle('replay-session', firstRunId).fetchHistory();
+    const histories = [
+      { workflowId: 'replay-session', history: first, label: 'first' },
+      { workflowId: 'replay-session', history: last },
+      { workflowId: 'replay-session-fork', history: await historyOf(fork.run) },
+      { workflowId: 'replay-session-clear', history: await historyOf(cleared.run) },
+    ];
+    expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
+    record(histories.map(({ workflowId, history, label }) => ({ file: fileOf(workflowId, label), history })));
+  });
+
   it.each(['', 'v0.2/', 'v0.1/'])('replays the stored fixtures in histories/%s', async (folder) => {
     const files = readdirSync(`${FIXTURES}${folder}`).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThanOrEqual(3);
@@ -283,7 +345,7 @@ describe('replay', () => {
     if (folder === '') {
       // This version's fixtures hold every kind of workflow keel runs, a background agent among them.
       const starts = histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes);
-      expect(new Set(starts.map((start) => start?.workflowType?.name))).toEqual(new Set(['agentRun', 'agentMonitor']));
+      expect(new Set(starts.map((start) => start?.workflowType?.name))).toEqual(new Set(['agentRun', 'agentMonitor', 'agentSession']));
       expect(starts.some((start) => start?.workflowType?.name === 'agentMonitor' && start.parentWorkflowExecution)).toBe(true);
     }
     expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
