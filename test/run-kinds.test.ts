@@ -193,4 +193,37 @@ describe('every kind of run', () => {
     expect(await run.result()).toMatchObject({ status: 'completed', output: 'Only A.', turns: 4 });
     expect(ofType(await run.events(), 'turn.continued')).toHaveLength(3);
   });
+
+  it("a session's message passes its input guardrails (a tripped one blocks that run, the session goes on); SessionStart's context goes with its first message; SessionEnd at its end", async () => {
+    t.server.script('guarded-model', (request) => ({ text: `seen: ${JSON.stringify(lastMessage(request).content).slice(1, 30)}` }));
+    const session = await t.keel.client.startSession('guarded');
+    const before = t.server.requests('guarded-model').length;
+    const blockedRun = await session.send('Do something forbidden.');
+    expect(blockedRun).toMatchObject({ run: 'run-1', status: 'blocked', error: expect.stringMatching(/no-forbidden/) });
+    expect(t.server.requests('guarded-model').length).toBe(before);
+    expect((await session.status()).checkpoints).toEqual([]);
+    const answered = await session.send('Watch the queue.');
+    expect(answered).toMatchObject({ run: 'run-2', status: 'completed', checkpoint: 'cp-2' });
+    const first = t.server.requests('guarded-model').find((r) => text(r).includes('Watch the queue.'))!;
+    expect(text(first)).toContain('The night shift is on call.');
+    expect(await session.end('prompt_input_exit')).toMatchObject({ reason: 'prompt_input_exit', runs: 2 });
+    await until(() => existsSync(endedFile(session.workflowId)), Boolean);
+    expect(JSON.parse(readFileSync(endedFile(session.workflowId), 'utf8'))).toMatchObject({ hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' });
+  });
+
+  it("stopWhen ends a session's run and onTurnEnd continues one, each within the run's own turn limit", async () => {
+    t.server.script('stopper-model', [{ text: 'Draft.', toolCalls: [{ id: 'r3', name: 'submit_report', arguments: { text: 'ok' } }] }, { text: 'Next message.' }]);
+    const stopping = await t.keel.client.startSession('stopper');
+    expect(await stopping.send('Report.')).toMatchObject({ status: 'completed', output: 'Draft.', turns: 1 });
+    expect(ofType(await stopping.events(), 'run.stop_condition')).toHaveLength(1);
+    expect(await stopping.send('And now?')).toMatchObject({ status: 'completed', output: 'Next message.', turns: 1 });
+
+    t.server.script('persistent-model', (request) => ({ text: JSON.stringify(request.body.messages).includes('second') ? 'Only A.' : 'A and B.' }));
+    const persisting = await t.keel.client.startSession('persistent');
+    expect(await persisting.send('first')).toMatchObject({ status: 'completed', output: 'A and B.', turns: 1 });
+    // maxTurns (4) bounds each message's run, not the session: as in a plain run, the last answer stands.
+    expect(await persisting.send('second')).toMatchObject({ status: 'completed', output: 'Only A.', turns: 4 });
+    expect(await persisting.send('third')).toMatchObject({ status: 'completed', output: 'Only A.', turns: 4 });
+    expect(ofType(await persisting.events(), 'turn.continued')).toHaveLength(6);
+  });
 });

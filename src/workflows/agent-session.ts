@@ -151,6 +151,8 @@ async function message(session: Session, run: Run, r: SessionRun): Promise<void>
     text = await checkMessage(run, r.message, context);
   } catch (err) {
     if (!(err instanceof RunBlocked)) throw err;
+    // SessionStart's context goes with the first message that reaches the conversation.
+    session.startContext = context;
     const error = `blocked by guardrail "${err.tripwire.guardrail}": ${err.tripwire.reason}`;
     run.emit({ type: 'session.run_started', run: r.id, agent: run.agent.name, message: preview(r.message) });
     finished(session, run, r, { status: 'blocked', error });
