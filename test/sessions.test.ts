@@ -292,4 +292,34 @@ describe('sessions', () => {
     expect(after).toHaveLength(402);
     expect(after.slice(398).map((m) => m.content)).toEqual(['message 200', 'echo: message 200', 'message 201, edited', 'echo: message 201, edited']);
   }, 400_000);
+
+  it('continues as new before its Update budget runs out; a message sent while it does is answered by the next execution', async () => {
+    t.server.script('session-chat', echo);
+    const session = await start('session-chat', { options: { continueAsNewAfterUpdates: 3 } });
+    const answers = [];
+    for (let i = 1; i <= 7; i++) answers.push(await session.send(`u${i}`));
+    expect(answers.map((a) => a.output)).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7'].map((m) => `echo: ${m}`));
+    const events = await session.events();
+    expect(ofType(events, 'run.continued').length).toBeGreaterThanOrEqual(2);
+    expect((await session.transcript()).map((m) => m.content)).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7'].flatMap((m) => [m, `echo: ${m}`]));
+    expect((await session.status()).checkpoints.map((c) => c.id)).toEqual(['cp-1', 'cp-2', 'cp-3', 'cp-4', 'cp-5', 'cp-6', 'cp-7']);
+  });
+
+  it('any Temporal client can start one with plain JSON; bad input and bad Updates are refused with what is wrong', async () => {
+    t.server.script('session-chat', echo);
+    const raw = t.keel.env.client.workflow;
+    const handle = await raw.start('agentSession', { taskQueue: t.keel.taskQueue, workflowId: `raw-session-${Date.now()}`, args: [{ agent: 'session-chat', state: { tenant: 't1' } }] });
+    const answer = await handle.executeUpdate<{ status: string; answer: number }, [unknown]>('send', { args: [{ message: 'plain JSON' }] });
+    expect(answer).toMatchObject({ status: 'completed', answer: 1 });
+    const why = (update: string, arg: unknown) => handle.executeUpdate(update, { args: [arg] }).then(() => 'accepted', (e: Error & { cause?: Error & { type?: string } }) => `${e.cause?.type}: ${e.cause?.message}`);
+    expect(await why('send', { message: '' })).toMatch(/KeelSessionRefused: Invalid send: "message" must be a non-empty string/);
+    expect(await why('send', { text: 'hi' })).toMatch(/"text" is not a field of send/);
+    expect(await why('rewind', {})).toMatch(/Invalid rewind: "checkpoint"/);
+    expect(await why('end', { reason: 'bored' })).toMatch(/must be logout, prompt_input_exit or other/);
+    expect(await handle.query('status')).toMatchObject({ messages: 2, state: { tenant: 't1' } });
+    const bad = await raw.start('agentSession', { taskQueue: t.keel.taskQueue, workflowId: `raw-bad-session-${Date.now()}`, args: [{ agent: 'session-chat', state: [1, 2] }] });
+    await expect(bad.result()).rejects.toThrow();
+    const failure = await bad.result().catch((e: Error & { cause?: Error }) => e.cause?.message ?? e.message);
+    expect(failure).toMatch(/Invalid agentSession input: "state" must be a JSON object of keys and values/);
+  });
 });

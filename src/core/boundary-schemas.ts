@@ -535,6 +535,13 @@ export const BOUNDARY_SCHEMAS = {
             "type": "integer",
             "minimum": 1,
             "x-message": "must be a whole number of history events, at least 1"
+          },
+          "continueAsNewAfterUpdates": {
+            "description": "Continue as new once an execution has accepted this many Updates (default and most 1,800: Temporal accepts 2,000).",
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1800,
+            "x-message": "must be a whole number of Updates, from 1 to 1800"
           }
         },
         "x-message": "must be an object such as { \"contextTokens\": 50000 }",

@@ -270,6 +270,12 @@ export const sessionOptionsSchema = z
     {
       contextTokens: positiveInt('must be a whole number of tokens, at least 1').optional().meta({ description: 'The model sees at most about this many tokens of the conversation; default 50,000.' }),
       continueAsNewAfterEvents: positiveInt('must be a whole number of history events, at least 1').optional(),
+      continueAsNewAfterUpdates: said(
+        z.number({ error: 'must be a whole number of Updates, from 1 to 1800' }).int({ error: 'must be a whole number of Updates, from 1 to 1800' }).min(1, { error: 'must be a whole number of Updates, from 1 to 1800' }).max(1800, { error: 'must be a whole number of Updates, from 1 to 1800' }),
+        'must be a whole number of Updates, from 1 to 1800',
+      )
+        .optional()
+        .meta({ description: 'Continue as new once an execution has accepted this many Updates (default and most 1,800: Temporal accepts 2,000).' }),
     },
     { error: object('must be an object such as { "contextTokens": 50000 }') },
   )

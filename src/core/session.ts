@@ -43,6 +43,8 @@ export interface SessionOptions {
   contextTokens?: number;
   /** Continue as new once the history has this many events (default 10,000). */
   continueAsNewAfterEvents?: number;
+  /** ... or once this execution has accepted this many Updates (default and most: 1,800; Temporal accepts 2,000). */
+  continueAsNewAfterUpdates?: number;
 }
 
 /** The session this one was made from. */

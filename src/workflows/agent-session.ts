@@ -80,13 +80,15 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       const r = session.current!;
       if (work.kind === 'run') await message(session, run, r);
       else await episode(session, run, r);
-      const due = session.totalUpdates - (input.continued?.updates ?? 0) >= SESSION_UPDATES_PER_EXECUTION;
+      const due = session.totalUpdates - (input.continued?.updates ?? 0) >= (input.options?.continueAsNewAfterUpdates ?? SESSION_UPDATES_PER_EXECUTION);
       if (life.continueAsNewDue({ afterEvents: input.options?.continueAsNewAfterEvents, driver: due })) {
         session.continuing = true;
         await life.continueAsNew(run, () => continueAsNew<typeof agentSession>({ ...input, origin: undefined, continued: session.carry(run, true) }));
       }
     }
   } catch (err) {
+    // A session cancelled or failed ends too: its SessionEnd hooks hear "other".
+    if (life.run && !(err instanceof ContinueAsNew)) await ended(session, life.run, 'other');
     return await life.fail(err);
   }
 }
