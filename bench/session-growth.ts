@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   console.log(
     `Session growth: one session of ${MESSAGES} messages (one turn each), against ${BASELINE_RUNS} plain runs of one message.\n` +
       `  ms = the client's send round trip; bytes = protobuf-encoded history events of the message, from its send Update's\n` +
-      `  acceptance to the next one's, across the session's executions.${LIMIT_FLAGS ? ` Dev server flags: ${LIMIT_FLAGS}.` : ''}\n`,
+      `  acceptance to the next one's, across the session's executions; the model's view: ${CONTEXT_TOKENS} tokens.${LIMIT_FLAGS ? ` Dev server flags: ${LIMIT_FLAGS}.` : ''}\n`,
   );
   const models = await startModelServer();
   models.script(MODEL, responder);

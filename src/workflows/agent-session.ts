@@ -65,11 +65,10 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       const work = session.work!;
       if (work.kind === 'end') {
         session.work = undefined;
-        const reason = session.ended ?? work.reason;
         await ended(session, run, work.reason);
         // A cleared session is kept: a message to it later resumes it (SessionStart "resume").
         if (work.reason === 'clear') continue;
-        return await finishSession(session, life, run, reason === 'clear' ? work.reason : reason);
+        return await finishSession(session, life, run, work.reason);
       }
       if (work.kind === 'rewind') {
         // The kept messages are in earlier executions: the next one starts from them.

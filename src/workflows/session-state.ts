@@ -238,10 +238,12 @@ export class Session {
     const notBusy = (what: string) => {
       const r = this.current;
       if (this.ended && this.ended !== 'clear') throw sessionRefusal(`The session has ended (${this.ended}): it takes no more ${what}.`);
-      if (!this.busy || !r) {
-        if (this.work?.kind === 'rewind') throw sessionRefusal(`The session is busy: a rewind is being applied; ${what} it again in a moment.`);
+      if (!r) {
+        if (this.work?.kind === 'rewind') throw sessionRefusal(`The session is busy: a rewind is being applied; ${what} again in a moment.`);
+        if (this.work?.kind === 'end') throw sessionRefusal(`The session is ending (${this.work.reason}): it takes no more ${what === 'send the message' ? 'messages' : 'changes'}.`);
         return;
       }
+      if (!this.busy) return;
       const run = current();
       const pending = run?.approvals.list() ?? [];
       if (pending.length > 0) {
