@@ -40,6 +40,7 @@ import {
   agentRunInputSchema,
   approvalDecisionSchema,
   backgroundReportSchema,
+  clientToolResultSchema,
   injectInputSchema,
   jsonValueSchema,
   monitorBudgetsSchema,
@@ -60,6 +61,7 @@ const BOUNDARY: [string, z.ZodType][] = [
   ['AgentRunInput', agentRunInputSchema],
   ['MonitorInput', monitorInputSchema],
   ['ApprovalDecision', approvalDecisionSchema],
+  ['ClientToolResult', clientToolResultSchema],
   ['InjectInput', injectInputSchema],
   ['PermissionMode', permissionModeSchema],
 ];

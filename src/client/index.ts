@@ -11,6 +11,10 @@
 export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './agent-client.js';
 export type { AgentClientOptions, ApproveOptions, MonitorStartOptions, OutputOf, PendingRun, RunSummary, StartOptions } from './agent-client.js';
 export { MonitorHandle } from './monitor-handle.js';
+export { ClientToolRejectedError, clientToolUpdateId } from './client-tools.js';
+export type { ServeClientToolsOptions, ServedCall } from './client-tools.js';
+export { ClientToolsLoadError, loadClientTools } from './client-tools-loader.js';
+export type { ClientToolAnswerer, ClientToolContext, ClientToolHandler, ClientToolHandlers, ClientToolReceipt, ClientToolResult, PendingClientCall } from '../core/client-tools.js';
 export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './tree.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
 export type {
@@ -78,6 +82,8 @@ export {
   agentSearchAttribute,
   approveSignal,
   approveUpdate,
+  clientToolCallsQuery,
+  clientToolResultUpdate,
   eventsQuery,
   injectSignal,
   injectUpdate,

@@ -31,6 +31,8 @@ export const ErrorTypes = {
   TurnTimeout: 'KeelTurnTimeout',
   /** The run refused a decision sent by the `approve` Update (its shape, its call, its edit): nothing changed; sending it again cannot help. */
   ApprovalRejected: 'KeelApprovalRejected',
+  /** The run refused a client tool's answer sent by the `clientToolResult` Update (its shape, its call, its output): nothing changed. */
+  ClientToolResultRejected: 'KeelClientToolResultRejected',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

@@ -241,7 +241,8 @@ export class Approvals {
   }
 }
 
-function describeMs(ms: number): string {
+/** A duration as a person reads it: `5 min`, `30 s`. */
+export function describeMs(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms % 60_000 === 0) return `${ms / 60_000} min`;
   if (ms % 1000 === 0) return `${ms / 1000} s`;
