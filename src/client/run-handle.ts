@@ -197,11 +197,13 @@ export class RunHandle<O = unknown> {
 
   /**
    * Answers a client tool's call (`{ callId, output }` or `{ callId, error }`) by the
-   * `clientToolResult` Update, with the call's Update ID (a retry applies once). A refused answer
-   * (the call is not waiting, or the output fails the tool's output schema) throws ClientToolRejectedError.
+   * `clientToolResult` Update, with the call's Update ID (`clientToolResult:<callId>`, unless
+   * `updateId` says otherwise): a retry applies once and gets the first one's receipt. A refused
+   * answer (the call is not waiting or was answered, or the output fails the tool's output
+   * schema) throws ClientToolRejectedError.
    */
-  sendClientToolResult(result: ClientToolResult): Promise<ClientToolReceipt> {
-    return sendClientToolResult(this, result);
+  sendClientToolResult(result: ClientToolResult, options: { updateId?: string } = {}): Promise<ClientToolReceipt> {
+    return sendClientToolResult(this, result, options.updateId);
   }
 
   /**

@@ -102,10 +102,13 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
     case 'tool.finished': {
       const cut = event.truncatedFrom !== undefined ? s.yellow(` (cut from ${formatBytes(event.truncatedFrom)})`) : '';
       const room = width - event.tool.length - 6 - stripAnsi(cut).length;
+      const by = event.by === 'client' ? s.dim(' · by the client') : '';
       return event.isError
-        ? `  ${s.red('✗')} ${s.bold(event.tool)} ${s.red(oneLine(event.result, room))}${cut}`
-        : `  ${s.green('←')} ${s.bold(event.tool)} ${s.dim(shortJson(event.result, room))}${cut}`;
+        ? `  ${s.red('✗')} ${s.bold(event.tool)} ${s.red(oneLine(event.result, room))}${cut}${by}`
+        : `  ${s.green('←')} ${s.bold(event.tool)} ${s.dim(shortJson(event.result, room))}${cut}${by}`;
     }
+    case 'client_tool.requested':
+      return `  ${s.yellow('⇢')} ${s.bold(event.tool)} ${s.yellow('waits for a client')} ${s.dim(`(call ${event.callId}, until ${event.expires})`)}`;
     case 'output.invalid':
       return `  ${s.yellow('!')} output does not match the schema (attempt ${event.attempt}): ${oneLine(event.error, width - 40)}`;
     case 'tool.decided': {
