@@ -11,6 +11,7 @@ import { ClientToolRejectedError } from '../src/client/client-tools.js';
 import { RunFailedError } from '../src/client/run-handle.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { ref } from '../src/core/handoff.js';
+import { defineMiddleware } from '../src/core/middleware.js';
 import type { ClientToolResult } from '../src/core/client-tools.js';
 import type { RunEvent } from '../src/core/run.js';
 import type { RecordedRequest, Responder } from './support/model-server.js';
@@ -70,7 +71,29 @@ const front = defineAgent({ name: 'front', instructions: 'You route.', model: 'o
 const notesDesk = defineAgent({ name: 'notes-desk', instructions: 'You read notes.', model: 'openai:notes-desk-model', modelSettings: retry, tools: [readNote] });
 const cliNotes = defineAgent({ name: 'cli-notes', instructions: 'You read notes.', model: 'openai:cli-notes-model', modelSettings: retry, tools: [readNote] });
 
-const t = useKeel([notes, asker, denied, careful, strict, waiter, watcher, front, notesDesk, cliNotes]);
+const stamped = defineMiddleware({ name: 'stamp', afterCall: (call, result) => ({ content: `${result.content} [checked by ${call.tool}'s middleware]` }) });
+const audited = defineAgent({ name: 'audited', instructions: 'You read notes.', model: 'openai:audited-model', modelSettings: retry, tools: [readNote], middleware: [stamped] });
+const researcher = defineAgent({ name: 'researcher', instructions: 'You read notes for others.', model: 'openai:researcher-model', modelSettings: retry, tools: [readNote] });
+const lead = defineAgent({ name: 'lead', instructions: 'You delegate.', model: 'openai:lead-model', modelSettings: retry, subAgents: [researcher] });
+
+const t = useKeel([notes, asker, denied, careful, strict, waiter, watcher, front, notesDesk, cliNotes, audited, lead, researcher]);
+
+describe('defineTool with runsOn', () => {
+  const input = z.object({ path: z.string() });
+  it('a client tool has no execute, a worker tool has one: each is said at definition', () => {
+    expect(() => defineTool({ name: 'a', description: 'a', input, runsOn: 'client', execute: () => 'x' })).toThrow(/runs on the client \(runsOn: 'client'\), so it has no execute function on the worker/);
+    expect(() => defineTool({ name: 'b', description: 'b', input })).toThrow(/Tool "b" has no execute function: give it one, or runsOn: 'client'/);
+    expect(() => defineTool({ name: 'c', description: 'c', input, runsOn: 'client', retry: { maximumAttempts: 2 } })).toThrow(/retry applies to tools that run on a worker/);
+    expect(() => defineTool({ name: 'd', description: 'd', input, output: z.string(), execute: () => 'x' })).toThrow(/output .* is for client tools only/);
+    expect(() => defineTool({ name: 'e', description: 'e', input, runsOn: 'laptop' as 'client' })).toThrow(/runsOn must be "worker" or "client", got "laptop"/);
+  });
+
+  it('the spec records where it runs, its wait and its output schema', () => {
+    expect(readNote.spec).toMatchObject({ runsOn: 'client', outputSchema: { type: 'object', properties: { text: { type: 'string' } } } });
+    expect(askUser.spec).toMatchObject({ runsOn: 'client', timeoutMs: 1000 });
+    expect(defineTool({ name: 'w', description: 'w', input, runsOn: 'worker', execute: () => 'x' }).spec).not.toHaveProperty('runsOn');
+  });
+});
 
 describe('client tools', () => {
   it('a client runs the call and the model sees its output; the events name the client', async () => {
@@ -180,6 +203,14 @@ describe('client tools', () => {
     expect((await run.result()).output).toBe('The tool said: Error: read_note failed on the client: ENOENT: no note named missing');
   });
 
+  it("the stages after a call (here a middleware's afterCall) see the client's answer", async () => {
+    t.server.script('audited-model', callThenQuote('read_note', { name: 'audit' }));
+    const run = await t.keel.client.start('audited', 'Read the audit note.');
+    await run.serveClientTools({ read_note: () => ({ text: 'ok' }) });
+    expect((await run.result()).output).toBe('The tool said: {"text":"ok"} [checked by read_note\'s middleware]');
+    expect(ofType(await run.events(), 'tool.finished')).toEqual([expect.objectContaining({ stage: 'client', by: 'client' })]);
+  });
+
   it('a run cancelled while a call waits for a client ends cancelled', async () => {
     t.server.script('waiter-model', callThenQuote('read_note', { name: 'never' }));
     const run = await t.keel.client.start('waiter', 'Read a note.');
@@ -192,6 +223,30 @@ describe('client tools', () => {
 });
 
 describe('client tools in every kind of run', () => {
+  it("a sub-agent's client calls are listed on the root run, and its client answers them in the sub-agent's run", async () => {
+    t.server.script('lead-model', (request) => {
+      const result = toolMessage(request, 'ask');
+      if (result) return { text: `Lead: ${String(result.content)}` };
+      return { toolCalls: [{ id: 'ask', name: 'researcher', arguments: { input: 'Read the budget note.' } }] };
+    });
+    t.server.script('researcher-model', callThenQuote('read_note', { name: 'budget' }, 'r1'));
+    const run = await t.keel.client.start('lead', 'What does the budget note say?');
+    const contexts: string[] = [];
+    const served = await run.serveClientTools({
+      read_note: ({ name }, ctx) => {
+        contexts.push(ctx.workflowId);
+        return { text: `${String(name)}: 40k` };
+      },
+    });
+    expect(served).toEqual([{ callId: 'r1', tool: 'read_note', outcome: 'output' }]);
+    const child = `${run.workflowId}/researcher-ask`;
+    expect(contexts).toEqual([child]);
+    expect((await run.result()).output).toBe('Lead: The tool said: {"text":"budget: 40k"}');
+    expect(ofType(await run.events(), 'client_tool.requested')).toEqual([expect.objectContaining({ callId: 'r1', tool: 'read_note', run: child })]);
+    const childEvents = await t.keel.client.getHandle(child).events();
+    expect(ofType(childEvents, 'tool.finished')).toEqual([expect.objectContaining({ callId: 'r1', stage: 'client', by: 'client' })]);
+  });
+
   it('a monitor publishes its client calls, and a client attached to it answers them', async () => {
     t.server.script('watcher-model', (request) => {
       const result = toolMessage(request);

@@ -4,7 +4,7 @@
  * Update (with an Update ID per call, so a retried send applies once). Watches by polling the
  * run's events; `keel run --tools` and the future `keel chat --tools` serve through here.
  */
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { ClientToolHandlers, ClientToolReceipt, ClientToolResult, PendingClientCall } from '../core/client-tools.js';
 import { innermostError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
@@ -51,19 +51,20 @@ export interface ServeClientToolsOptions {
 export const clientToolUpdateId = (callId: string, attempt: 'answer' | 'refused' = 'answer') =>
   attempt === 'answer' ? `clientToolResult:${callId}` : `clientToolResult:${callId}:refused`;
 
-/** Sends a client's answer to a call; a refused answer throws ClientToolRejectedError with the run's reason. */
-export async function sendClientToolResult(handle: RunHandle, result: ClientToolResult, updateId = clientToolUpdateId(result.callId)): Promise<ClientToolReceipt> {
+/** Sends a client's answer to a call of the run `workflow`; a refused answer throws ClientToolRejectedError with the run's reason. */
+export async function sendClientToolResult(workflow: WorkflowHandle, result: ClientToolResult, updateId = clientToolUpdateId(result.callId)): Promise<ClientToolReceipt> {
   try {
-    return await handle.workflow.executeUpdate(clientToolResultUpdate, { args: [result], updateId });
+    return await workflow.executeUpdate(clientToolResultUpdate, { args: [result], updateId });
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw new ClientToolRejectedError(handle.workflowId, result.callId, innermostError(err).message, { cause: err });
+    if (err instanceof WorkflowUpdateFailedError) throw new ClientToolRejectedError(workflow.workflowId, result.callId, innermostError(err).message, { cause: err });
     throw err;
   }
 }
 
 /**
  * Serves the run's client tools until the run ends (or `signal` aborts): each call that waits
- * for a client is run once, with the handler named after its tool. Returns the calls served.
+ * for a client is run once, with the handler named after its tool. Calls waiting in the run's
+ * sub-agents' runs are listed on it too, and answered in the run they wait in. Returns the calls served.
  */
 export async function serveClientTools(handle: RunHandle, handlers: ClientToolHandlers, options: ServeClientToolsOptions = {}): Promise<ServedCall[]> {
   const stop = new AbortController();
@@ -109,6 +110,8 @@ export async function serveClientTools(handle: RunHandle, handlers: ClientToolHa
 
 async function serveOne(handle: RunHandle, handlers: ClientToolHandlers, call: PendingClientCall, signal: AbortSignal): Promise<ServedCall> {
   const { callId, tool } = call;
+  // A sub-agent's call is answered in its own run, which checks it against its own state.
+  const workflow = call.run ? handle.workflow.client.getHandle(call.run) : handle.workflow;
   const handler = Object.hasOwn(handlers, tool) ? handlers[tool] : undefined;
   let result: ClientToolResult;
   if (!handler) {
@@ -116,20 +119,20 @@ async function serveOne(handle: RunHandle, handlers: ClientToolHandlers, call: P
     result = { callId, error: `this client has no handler for ${tool} (it serves: ${known.length ? known.join(', ') : 'none'})` };
   } else {
     try {
-      const value = await handler(call.arguments, { workflowId: handle.workflowId, callId, tool, turn: call.turn, signal });
+      const value = await handler(call.arguments, { workflowId: workflow.workflowId, callId, tool, turn: call.turn, signal });
       result = { callId, output: asJson(value) };
     } catch (err) {
       result = { callId, error: (err as Error)?.message ?? String(err) };
     }
   }
   try {
-    await sendClientToolResult(handle, result);
+    await sendClientToolResult(workflow, result);
     return 'output' in result ? { callId, tool, outcome: 'output' } : { callId, tool, outcome: 'error', detail: result.error };
   } catch (err) {
     if (!(err instanceof ClientToolRejectedError)) return { callId, tool, outcome: 'unsent', detail: (err as Error)?.message ?? String(err) };
     // An output the run refused (it fails the tool's output schema): the model learns why instead of waiting for the timeout.
     if ('output' in result) {
-      await sendClientToolResult(handle, { callId, error: `the client's output was refused: ${err.message}` }, clientToolUpdateId(callId, 'refused')).catch(() => undefined);
+      await sendClientToolResult(workflow, { callId, error: `the client's output was refused: ${err.message}` }, clientToolUpdateId(callId, 'refused')).catch(() => undefined);
     }
     return { callId, tool, outcome: 'refused', detail: err.message };
   }

@@ -203,7 +203,7 @@ export class RunHandle<O = unknown> {
    * schema) throws ClientToolRejectedError.
    */
   sendClientToolResult(result: ClientToolResult, options: { updateId?: string } = {}): Promise<ClientToolReceipt> {
-    return sendClientToolResult(this, result, options.updateId);
+    return sendClientToolResult(this.workflow, result, options.updateId);
   }
 
   /**

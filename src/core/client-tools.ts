@@ -20,6 +20,8 @@ export interface PendingClientCall {
   since: string;
   /** When the call times out and the model gets an error result instead (ISO time). */
   expires: string;
+  /** The sub-agent's run the call waits in, when it is not this run's own: send its answer there. */
+  run?: string;
 }
 
 /**

@@ -104,6 +104,7 @@ export const pendingClientCallSchema = z
     turn: z.number(),
     since: z.string().describe('ISO time the call was published.'),
     expires: z.string().describe('ISO time the call times out (the model then gets an error result).'),
+    run: z.string().optional().describe("The sub-agent's run the call waits in, when it is not this run's own: send its answer there."),
   })
   .describe('A client tool\'s call waiting for a client to answer it.');
 
@@ -143,7 +144,7 @@ const eventUnion = z.discriminatedUnion('type', [
   }),
   ev(
     'client_tool.requested',
-    { turn, callId, tool: z.string(), arguments: z.string(), expires: z.string() },
+    { turn, callId, tool: z.string(), arguments: z.string(), expires: z.string(), run: z.string().optional() },
     "A client tool's call waits for a client attached to the run to answer it (the clientToolResult Update) until expires.",
   ),
   ev('output.invalid', { turn, error: z.string(), attempt: z.number() }),
@@ -360,6 +361,11 @@ const common = {
     subAgentEvents: {
       description: "From a sub-agent's run to its parent: events to add to the parent's log.",
       args: [z.object({ workflowId: z.string(), callId: z.string(), depth: z.number().int(), events: z.array(runEventSchema) })],
+      internal: true,
+    },
+    subAgentClientCalls: {
+      description: "From a sub-agent's run to its parent: the client tools' calls waiting in it.",
+      args: [z.object({ workflowId: z.string(), calls: z.array(pendingClientCallSchema) })],
       internal: true,
     },
     backgroundReport: { description: 'From a background agent to the run that started it: an alert, or its end.', args: [backgroundReportSchema], internal: true },

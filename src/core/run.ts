@@ -216,7 +216,16 @@ export type RunEvent = EventBase &
         by?: ClientToolAnswerer;
       }
     /** A client tool's call waits for a client attached to the run to answer it (by the clientToolResult Update) until `expires`. */
-    | { type: 'client_tool.requested'; turn: number; callId: string; tool: string; arguments: string; expires: string }
+    | {
+        type: 'client_tool.requested';
+        turn: number;
+        callId: string;
+        tool: string;
+        arguments: string;
+        expires: string;
+        /** The sub-agent's run the call waits in, when it is not this run's own. */
+        run?: string;
+      }
     | { type: 'output.invalid'; turn: number; error: string; attempt: number }
     /** A stage of the pipeline decided a call (allow, ask or deny), or rewrote its arguments. */
     | { type: 'tool.decided'; turn: number; callId: string; tool: string; stage: string; decision: 'allow' | 'ask' | 'deny' | 'rewrite'; reason: string }

@@ -65,8 +65,10 @@ export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
  * `RunHandle.serveClientTools` does), so a retried send applies once.
  */
 export const clientToolResultUpdate = defineUpdate<ClientToolReceipt, [ClientToolResult]>('clientToolResult');
-/** The client tools' calls waiting for a client, with their arguments, in every kind of run. */
+/** The client tools' calls waiting for a client, with their arguments (and those of its sub-agents' runs), in every kind of run. */
 export const clientToolCallsQuery = defineQuery<PendingClientCall[]>('clientToolCalls');
+/** From a sub-agent's run to its parent: the client tools' calls waiting in it (and below it), listed on the parent. */
+export const subAgentClientCallsSignal = defineSignal<[{ workflowId: string; calls: PendingClientCall[] }]>('subAgentClientCalls');
 /** From a sub-agent's run to its parent: the calls waiting in it (and below it), listed and decided on the parent. */
 export const subAgentPendingSignal = defineSignal<[{ workflowId: string; pending: PendingApproval[] }]>('subAgentPending');
 /** From a sub-agent's run to its parent (with forwardSubAgentEvents): events to add to the parent's log. */

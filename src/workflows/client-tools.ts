@@ -31,19 +31,38 @@ interface Waiting {
 
 export class ClientTools implements RunFeature {
   readonly name = 'client';
-  private run!: Run;
+  private run: Run | undefined;
   private readonly waiting = new Map<string, Waiting>();
   private readonly answers = new Map<string, ClientToolResult>();
   /** Calls of this execution that were answered or timed out: a later answer is refused, saying so. */
   private readonly closed = new Map<string, 'answered' | 'timed out'>();
+  /** Calls waiting in sub-agents' runs (and theirs), by run: listed here, answered there. */
+  private readonly children = new Map<string, PendingClientCall[]>();
+  /** Told whenever the list of calls changes (a sub-agent's run tells its parent). */
+  onChange: () => void = () => undefined;
 
   attach(run: Run): void {
     this.run = run;
   }
 
-  /** The calls waiting for a client, in the order they were published. */
+  /** The calls waiting for a client, in the order they were published, then those of sub-agents' runs (each naming its run). */
   list(): PendingClientCall[] {
-    return [...this.waiting.values()].map((w) => w.call);
+    return [...this.waiting.values()].map((w) => w.call).concat([...this.children.values()].flat());
+  }
+
+  /**
+   * A sub-agent's run says which calls wait in it (and below it); an empty list: none. Each new
+   * one is an event here too, so a client watching this run sees it.
+   */
+  setChild(workflowId: string, calls: PendingClientCall[]): void {
+    const before = new Set((this.children.get(workflowId) ?? []).map((c) => c.callId));
+    if (calls.length === 0 && !this.children.delete(workflowId)) return;
+    if (calls.length > 0) this.children.set(workflowId, calls.map((c) => ({ ...c, run: c.run ?? workflowId })));
+    for (const c of this.children.get(workflowId) ?? []) {
+      if (before.has(c.callId)) continue;
+      this.run?.emit({ type: 'client_tool.requested', turn: c.turn, callId: c.callId, tool: c.tool, arguments: preview(JSON.stringify(c.arguments)), expires: c.expires, run: c.run! });
+    }
+    this.onChange();
   }
 
   /**
@@ -56,6 +75,10 @@ export class ClientTools implements RunFeature {
     if (!parsed.ok) throw clientToolRefusal(parsed.error);
     const { result } = parsed;
     const waiting = this.waiting.get(result.callId);
+    const child = [...this.children.values()].flat().find((c) => c.callId === result.callId);
+    if (!waiting && child) {
+      throw clientToolRefusal(`Call "${result.callId}" waits in the sub-agent's run ${child.run}: send its answer to that run (serveClientTools does).`);
+    }
     if (!waiting) {
       const closed = this.closed.get(result.callId);
       if (closed) throw clientToolRefusal(`Call "${result.callId}" was already ${closed}: this answer is not used.`);
@@ -105,7 +128,8 @@ export class ClientTools implements RunFeature {
       expires: new Date(now + timeoutMs).toISOString(),
     };
     this.waiting.set(call.id, { call: pending, tool });
-    this.run.emit({ type: 'client_tool.requested', turn, callId: call.id, tool: call.name, arguments: preview(JSON.stringify(args)), expires: pending.expires });
+    this.onChange();
+    this.run?.emit({ type: 'client_tool.requested', turn, callId: call.id, tool: call.name, arguments: preview(JSON.stringify(args)), expires: pending.expires });
     this.details(turn);
     let answer: ClientToolResult | undefined;
     try {
@@ -115,6 +139,7 @@ export class ClientTools implements RunFeature {
       this.waiting.delete(call.id);
       this.answers.delete(call.id);
       this.closed.set(call.id, answer ? 'answered' : 'timed out');
+      this.onChange();
       this.details(turn);
     }
     if (!answer) {
@@ -138,7 +163,7 @@ export class ClientTools implements RunFeature {
   /** What the Temporal UI shows while calls wait for a client (a query's answer: no history event). */
   private details(turn: number): void {
     const calls = this.list();
-    if (calls.length === 0) return setCurrentDetails(`turn ${turn}: running ${this.run.agent.name}`);
+    if (calls.length === 0) return setCurrentDetails(`turn ${turn}: running ${this.run?.agent.name ?? ''}`);
     setCurrentDetails(
       `turn ${turn}: waiting for a client to run ${calls.map((c) => `${c.tool} (${c.callId})`).join(', ')}. ` +
         `Serve it with: keel run --tools <module> (or RunHandle.serveClientTools) on ${workflowInfo().workflowId}`,

@@ -5,7 +5,7 @@
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { parsePermissionMode } from '../core/boundary.js';
-import { approveSignal, approveUpdate, backgroundReportSignal, clientToolCallsQuery, clientToolResultUpdate, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
+import { approveSignal, approveUpdate, backgroundReportSignal, clientToolCallsQuery, clientToolResultUpdate, subAgentClientCallsSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
 import type { Background } from './background.js';
 import { clientToolRefusal, type ClientTools } from './client-tools.js';
@@ -46,6 +46,7 @@ export function registerRunHandlers(current: () => Run | undefined, background: 
     if (forward && child) return forwardDecision(child, forward);
   });
   setHandler(clientToolCallsQuery, () => clientTools.list());
+  setHandler(subAgentClientCallsSignal, ({ workflowId, calls }) => clientTools.setChild(workflowId, Array.isArray(calls) ? calls : []));
   setHandler(
     clientToolResultUpdate,
     (result) => {
