@@ -468,6 +468,7 @@ export async function statusCommand(workflowId: string, options: { json?: boolea
         const { monitorRows } = await import('./monitor-commands.js');
         const lines = formatStatus({ ...summary, uiUrl: handle.uiUrl }, undefined, stdoutStyle(), undefined, state ? monitorRows(state) : undefined, {
           ...(state?.pending && { pending: state.pending }),
+          ...(state?.clientCalls && { clientCalls: state.clientCalls }),
           width: width(),
         });
         for (const line of lines) out(line);
