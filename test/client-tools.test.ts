@@ -11,6 +11,7 @@ import { ClientToolRejectedError } from '../src/client/client-tools.js';
 import { RunFailedError } from '../src/client/run-handle.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { ref } from '../src/core/handoff.js';
+import { defineGuardrail } from '../src/core/guardrails.js';
 import { defineMiddleware } from '../src/core/middleware.js';
 import type { ClientToolResult } from '../src/core/client-tools.js';
 import type { RunEvent } from '../src/core/run.js';
@@ -76,7 +77,12 @@ const audited = defineAgent({ name: 'audited', instructions: 'You read notes.', 
 const researcher = defineAgent({ name: 'researcher', instructions: 'You read notes for others.', model: 'openai:researcher-model', modelSettings: retry, tools: [readNote] });
 const lead = defineAgent({ name: 'lead', instructions: 'You delegate.', model: 'openai:lead-model', modelSettings: retry, subAgents: [researcher] });
 
-const t = useKeel([notes, asker, denied, careful, strict, waiter, watcher, front, notesDesk, cliNotes, audited, lead, researcher]);
+const noDrops = defineGuardrail({ name: 'no-drops', check: () => ({ tripped: true, reason: 'tables are never dropped' }) });
+const dropTable = defineTool({ name: 'drop_table', description: 'Drop a table.', input: z.object({}), readOnly: true, guardrails: { toolInput: [noDrops] }, execute: () => 'dropped' });
+const glance = defineTool({ name: 'glance', description: "Glance at the user's screen.", input: z.object({}), readOnly: true, runsOn: 'client' });
+const reckless = defineAgent({ name: 'reckless', instructions: 'You act.', model: 'openai:reckless-model', modelSettings: retry, tools: [glance, dropTable] });
+
+const t = useKeel([reckless, notes, asker, denied, careful, strict, waiter, watcher, front, notesDesk, cliNotes, audited, lead, researcher]);
 
 describe('defineTool with runsOn', () => {
   const input = z.object({ path: z.string() });
@@ -211,6 +217,14 @@ describe('client tools', () => {
     await run.serveClientTools({ read_note: () => ({ text: 'ok' }) });
     expect((await run.result()).output).toBe('The tool said: {"text":"ok"} [checked by read_note\'s middleware]');
     expect(ofType(await run.events(), 'tool.finished')).toEqual([expect.objectContaining({ stage: 'client', by: 'client' })]);
+  });
+
+  it('a call of the same turn that blocks the run stops a client call from waiting', async () => {
+    t.server.script('reckless-model', [{ toolCalls: [{ id: 'g1', name: 'glance', arguments: {} }, { id: 'x1', name: 'drop_table', arguments: {} }] }]);
+    const run = await t.keel.client.start('reckless', 'Look, then drop the table.');
+    // No client serves glance: the run ends at the guardrail, not after glance's 5-minute timeout.
+    expect(await run.result()).toMatchObject({ status: 'blocked', blocked: { guardrail: 'no-drops' } });
+    expect(await run.clientToolCalls().catch(() => [])).toEqual([]);
   });
 
   it('a run cancelled while a call waits for a client ends cancelled', async () => {

@@ -235,6 +235,11 @@ export class Approvals {
     this.interrupted = true;
   }
 
+  /** Whether another call of this turn failed: a call waiting for a client stops waiting too. */
+  get turnInterrupted(): boolean {
+    return this.interrupted;
+  }
+
   /** Adds an allow rule for the rest of the run (an approval said "allow again"). */
   remember(rule: string): void {
     if (!this.remembered.includes(rule)) this.remembered.push(rule);

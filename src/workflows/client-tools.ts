@@ -129,12 +129,14 @@ export class ClientTools implements RunFeature {
     };
     this.waiting.set(call.id, { call: pending, tool });
     this.onChange();
-    this.run?.emit({ type: 'client_tool.requested', turn, callId: call.id, tool: call.name, arguments: preview(JSON.stringify(args)), expires: pending.expires });
+    this.run!.emit({ type: 'client_tool.requested', turn, callId: call.id, tool: call.name, arguments: preview(JSON.stringify(args)), expires: pending.expires });
     this.details(turn);
     let answer: ClientToolResult | undefined;
+    const run = this.run!;
     try {
-      await condition(() => this.answers.has(call.id), timeoutMs);
+      await condition(() => this.answers.has(call.id) || run.approvals.turnInterrupted, timeoutMs);
       answer = this.answers.get(call.id);
+      if (!answer && run.approvals.turnInterrupted) throw new Error('Another call of the turn failed; this one no longer waits for a client.');
     } finally {
       this.waiting.delete(call.id);
       this.answers.delete(call.id);
