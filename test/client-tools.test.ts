@@ -179,7 +179,7 @@ describe('client tools', () => {
     expect(call).toMatchObject({ callId: 'c1', tool: 'read_note', arguments: { name: 'todo' }, turn: 1 });
     expect((await run.status()).clientCalls).toEqual([call]);
     const shown = await keelCli(['status', run.workflowId]);
-    expect(shown.stdout).toMatch(/Waiting for a client \(1 call\)\n  read_note \(call c1\) until .*\n    \{"name":"todo"\}/);
+    expect(shown.stdout).toMatch(/Waiting for a client \(1 call\)\n {2}read_note \(call c1\) until .*\n {4}\{"name":"todo"\}/);
 
     const wrong = run.sendClientToolResult({ callId: 'c1', output: { text: 5 } });
     await expect(wrong).rejects.toBeInstanceOf(ClientToolRejectedError);
