@@ -30,7 +30,7 @@ describe('the contract files', () => {
     expect(run['x-keel'].searchAttributes.KeelStatus.values).toEqual(KEEL_STATUSES);
     expect(run['x-keel'].failures).toEqual(Object.values(ErrorTypes));
     expect(run['x-keel'].eventTypes).toEqual(RUN_EVENT_TYPES);
-    expect(Object.keys(run['x-keel'].updates)).toEqual(['approve']);
+    expect(Object.keys(run['x-keel'].updates)).toEqual(['approve', 'clientToolResult']);
     const page = readFileSync(join(ROOT, 'docs/contract.md'), 'utf8');
     for (const type of [...RUN_EVENT_TYPES, ...Object.values(ErrorTypes)]) expect(page).toContain(`\`${type}\``);
   });

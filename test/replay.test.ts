@@ -89,7 +89,12 @@ const monitors = [
 
 const sessionAgent = defineAgent({ name: 'replay-session', instructions: 'Chat.', model: 'openai:replay-session', modelSettings: fast, tools: [deploy], handoffs: [helper] });
 
-const t = useKeel([...agents, helper, ...monitors, sessionAgent]);
+// Client tools: one call a client answers, one that times out.
+const pickFile = defineTool({ name: 'pick_file', description: 'Ask the user to pick a file.', input: z.object({ prompt: z.string() }), runsOn: 'client', timeout: '1s' });
+const readFile = defineTool({ name: 'read_file', description: "Read a file on the user's machine.", input: z.object({ path: z.string() }), runsOn: 'client' });
+const clientAgent = defineAgent({ name: 'replay-client', instructions: 'Read files.', model: 'openai:replay-client', modelSettings: fast, tools: [pickFile, readFile] });
+
+const t = useKeel([...agents, helper, ...monitors, sessionAgent, clientAgent]);
 
 /** The workflow ID a fixture file replays under (see the file's comment). */
 const workflowIdOf = (file: string) => decodeURIComponent(file.replace(/(~[^~]*)?\.json$/, ''));
@@ -179,6 +184,23 @@ describe('replay', () => {
     expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
 
     record(histories.map(({ history }, i) => ({ file: `${agents[i]!.name}.json`, history })));
+  });
+
+  it('replays the history of a run whose client tools a client answered, one after its timeout', async () => {
+    t.server.script('replay-client', [
+      { toolCalls: [{ id: 'p1', name: 'pick_file', arguments: { prompt: 'Which file?' } }] },
+      { toolCalls: [{ id: 'r1', name: 'read_file', arguments: { path: 'notes.txt' } }] },
+      { text: 'Read it.' },
+    ]);
+    const run = await t.keel.client.start('replay-client', 'Read a file.', { workflowId: 'replay-client' });
+    // pick_file waits for its timeout; read_file is answered.
+    await until(() => run.clientToolCalls(), (calls) => calls.some((c) => c.callId === 'r1'), { retryErrors: true, what: 'read_file to wait for a client' });
+    await run.sendClientToolResult({ callId: 'r1', output: 'contents of notes.txt' });
+    await run.result();
+    expect((await run.events()).filter((e) => e.type === 'tool.finished').map((e) => (e as { by?: string }).by)).toEqual(['timeout', 'client']);
+    const histories = [{ workflowId: run.workflowId, history: await historyOf(run) }];
+    expect(await replay(histories)).toEqual([{ workflowId: run.workflowId, error: undefined }]);
+    record([{ file: 'replay-client.json', history: histories[0]!.history }]);
   });
 
   it('replays the histories of fresh monitors (asleep and woken, inject, continued) and background agents (spawn, report)', async () => {

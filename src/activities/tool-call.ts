@@ -59,6 +59,11 @@ export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistr
     const middleware = spec ? middlewareOf(agent, spec) : [];
     const after = (r: ToolResultMessage) => afterCall({ ctx, spec, agent, view, middleware, mode: input.mode ?? 'default' }, r);
 
+    // A client tool's call was answered by a client: the stages after the call run on its answer.
+    if (input.answered) return after(result(input.answered.content, input.answered.isError ?? false));
+    if (!tool.execute) return result(`Error: ${call.name} runs on the client, not on a worker, and no client answered it.`, true);
+    const execute = tool.execute;
+
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
@@ -68,7 +73,7 @@ export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistr
     let value: unknown;
     try {
       value = await runWithHeartbeats(ctx, (heartbeat) =>
-        wrapped(middleware, view, () => tool.execute(parsed.data, {
+        wrapped(middleware, view, () => execute(parsed.data, {
           agent: agent.name,
           workflowId: execution?.workflowId ?? '',
           runId: execution?.runId ?? '',

@@ -29,6 +29,10 @@ export type {
   SessionStartSource,
   SessionState,
 } from '../core/session.js';
+export { ClientToolRejectedError, clientToolUpdateId } from './client-tools.js';
+export type { ServeClientToolsOptions, ServedCall } from './client-tools.js';
+export { ClientToolsLoadError, loadClientTools } from './client-tools-loader.js';
+export type { ClientToolAnswerer, ClientToolContext, ClientToolHandler, ClientToolHandlers, ClientToolReceipt, ClientToolResult, PendingClientCall } from '../core/client-tools.js';
 export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './tree.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
 export type {
@@ -106,6 +110,8 @@ export {
   sendUpdate,
   sessionStatusQuery,
   approveUpdate,
+  clientToolCallsQuery,
+  clientToolResultUpdate,
   eventsQuery,
   injectSignal,
   injectUpdate,

@@ -73,4 +73,9 @@ export class MonitorHandle {
   follow(options: Parameters<RunHandle['follow']>[0] = {}): AsyncGenerator<RunEvent> {
     return this.run.follow(options);
   }
+
+  /** Runs the monitor's client tools here until it ends (see `RunHandle.serveClientTools`). */
+  serveClientTools(...args: Parameters<RunHandle['serveClientTools']>): ReturnType<RunHandle['serveClientTools']> {
+    return this.run.serveClientTools(...args);
+  }
 }

@@ -8,7 +8,9 @@ import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core
 import { PERMISSION_MODES, type PermissionMode } from '../core/permissions/index.js';
 import type { Message } from '../core/messages.js';
 import type { AgentRunResult, RunEvent, RunState } from '../core/run.js';
-import { approveSignal, approveUpdate, permissionModeSignal, statusQuery } from '../workflows/api.js';
+import type { ClientToolHandlers, ClientToolReceipt, ClientToolResult, PendingClientCall } from '../core/client-tools.js';
+import { approveSignal, approveUpdate, clientToolCallsQuery, permissionModeSignal, statusQuery } from '../workflows/api.js';
+import { sendClientToolResult, serveClientTools, type ServeClientToolsOptions, type ServedCall } from './client-tools.js';
 import { innermostError } from '../core/errors.js';
 import { readEvents, readMessages } from './run-chain.js';
 import { summarize, type RunSummary } from './run-summary.js';
@@ -186,6 +188,33 @@ export class RunHandle<O = unknown> {
   /** The same decision as a plain Signal: fire and forget; a bad one is recorded as an `approval.rejected` event. */
   async signalDecision(decision: ApprovalDecision): Promise<void> {
     await this.workflow.signal(approveSignal, decision);
+  }
+
+  /** The client tools' calls waiting for a client, with their arguments. */
+  clientToolCalls(): Promise<PendingClientCall[]> {
+    return this.workflow.query(clientToolCallsQuery);
+  }
+
+  /**
+   * Answers a client tool's call (`{ callId, output }` or `{ callId, error }`) by the
+   * `clientToolResult` Update, with the call's Update ID (`clientToolResult:<callId>`, unless
+   * `updateId` says otherwise): a retry applies once and gets the first one's receipt. A refused
+   * answer (the call is not waiting or was answered, or the output fails the tool's output
+   * schema) throws ClientToolRejectedError.
+   */
+  sendClientToolResult(result: ClientToolResult, options: { updateId?: string } = {}): Promise<ClientToolReceipt> {
+    return sendClientToolResult(this.workflow, result, options.updateId);
+  }
+
+  /**
+   * Runs the run's client tools here, until the run ends or `signal` aborts: each call that waits
+   * for a client is run once with the handler named after its tool (its return value is the
+   * output; a throw, an error result). Resolves with the calls served.
+   *
+   *   await run.serveClientTools({ read_file: async ({ path }) => readFile(String(path), 'utf8') });
+   */
+  serveClientTools(handlers: ClientToolHandlers, options: ServeClientToolsOptions = {}): Promise<ServedCall[]> {
+    return serveClientTools(this, handlers, options);
   }
 
   /** Changes the run's permission mode from now on. */

@@ -55,8 +55,18 @@ export interface ToolSpec {
    * Recorded only when it differs from `readOnly`.
    */
   concurrent?: boolean;
-  /** Start-to-close timeout of one attempt of the tool activity, in milliseconds. Default 60 s. */
+  /**
+   * Start-to-close timeout of one attempt of the tool activity, in milliseconds (default 60 s);
+   * for a client tool, how long the run waits for a client's answer (default 5 minutes).
+   */
   timeoutMs?: number;
+  /**
+   * `client`: the tool runs on the client attached to the run, not on a worker. The run
+   * publishes the call and waits for a client's answer (the `clientToolResult` Update).
+   */
+  runsOn?: 'client';
+  /** JSON Schema of a client tool's output: a client's answer that does not match is refused. */
+  outputSchema?: JsonSchema;
   /** Retries of a tool that throws. Without it a throwing tool returns an error result at once. */
   retry?: RetrySettings;
   /**

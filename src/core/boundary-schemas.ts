@@ -446,6 +446,33 @@ export const BOUNDARY_SCHEMAS = {
     "x-message": "it must be a JSON object",
     "x-unknown": "is not a field of a decision"
   },
+  "ClientToolResult": {
+    "type": "object",
+    "properties": {
+      "callId": {
+        "type": "string",
+        "minLength": 1,
+        "x-message": "must be the ID of a call waiting for a client",
+        "description": "The call's ID, as the clientToolCalls query lists it."
+      },
+      "output": {
+        "description": "The call's output (any JSON; checked against the tool's output schema, when it has one)."
+      },
+      "error": {
+        "description": "Why the call failed on the client: the model reads it as the call's result.",
+        "type": "string",
+        "pattern": "\\S",
+        "x-message": "must be a non-empty message (the model reads it as the call's result)"
+      }
+    },
+    "required": [
+      "callId"
+    ],
+    "additionalProperties": false,
+    "title": "clientToolResult (Update)",
+    "x-message": "it must be a JSON object",
+    "x-unknown": "is not a field of a client tool result"
+  },
   "InjectInput": {
     "anyOf": [
       {

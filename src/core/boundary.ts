@@ -9,9 +9,11 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { ApprovalDecision } from './approval.js';
+import type { ClientToolResult } from './client-tools.js';
 import { BOUNDARY_SCHEMAS } from './boundary-schemas.js';
 import { ErrorTypes } from './errors.js';
 import type { JsonSchema } from './json-schema.js';
+import type { JsonValue } from './json.js';
 import { CONTEXT_BYTES, utf8Bytes } from './limits.js';
 import type { MonitorInput } from './monitor.js';
 import type { PermissionMode } from './permissions/index.js';
@@ -120,6 +122,21 @@ export function parseApprovalDecision(value: unknown): { ok: true; decision: App
   if (found.length > 0) return { ok: false, error: `Invalid approval decision: ${found.join('; ')}. Expected ${APPROVAL_DECISION_EXAMPLE}.` };
   const { remember, ...decision } = v;
   return { ok: true, decision: remember === true ? { ...decision, remember } : decision };
+}
+
+export const CLIENT_TOOL_RESULT_EXAMPLE = '{"callId": "<id>", "output": <any JSON>} or {"callId": "<id>", "error": "<what went wrong>"}';
+
+/** Checks a client's answer to a call (its shape only: the run checks the call and the tool's output schema). */
+export function parseClientToolResult(value: unknown): { ok: true; result: ClientToolResult } | { ok: false; error: string } {
+  const found = problems(BOUNDARY_SCHEMAS.ClientToolResult, value);
+  if (found.length === 0) {
+    const v = value as Record<string, unknown>;
+    const given = ['output', 'error'].filter((k) => v[k] !== undefined);
+    if (given.length !== 1) found.push('give either "output" or "error", not both and not neither');
+  }
+  if (found.length > 0) return { ok: false, error: `Invalid client tool result: ${found.join('; ')}. Expected ${CLIENT_TOOL_RESULT_EXAMPLE}.` };
+  const v = value as { callId: string; output?: JsonValue; error?: string };
+  return { ok: true, result: v.error !== undefined ? { callId: v.callId, error: v.error } : { callId: v.callId, output: v.output as JsonValue } };
 }
 
 /** The message of an inject, or why there is none. */

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import type { PendingApproval, ApprovalReceipt } from './approval.js';
 import type { BackgroundChild } from './background.js';
+import type { ClientToolReceipt, PendingClientCall } from './client-tools.js';
 import { ErrorTypes } from './errors.js';
 import type { Tripwire } from './guardrails.js';
 import type { Message, ToolCall } from './messages.js';
@@ -21,6 +22,7 @@ import {
   agentRunInputSchema,
   approvalDecisionSchema,
   backgroundReportSchema,
+  clientToolResultSchema,
   injectInputSchema,
   monitorBudgetsSchema,
   monitorInputSchema,
@@ -106,6 +108,24 @@ export const approvalReceiptSchema = z
 
 const decisionSourceSchema = z.enum(['update', 'signal', 'approver', 'timeout', 'early']);
 
+export const pendingClientCallSchema = z
+  .object({
+    callId: z.string(),
+    tool: z.string(),
+    arguments: z.record(z.string(), z.unknown()).describe('The arguments to run the call with.'),
+    turn: z.number(),
+    since: z.string().describe('ISO time the call was published.'),
+    expires: z.string().describe('ISO time the call times out (the model then gets an error result).'),
+    run: z.string().optional().describe("The sub-agent's run the call waits in, when it is not this run's own: send its answer there."),
+  })
+  .describe('A client tool\'s call waiting for a client to answer it.');
+
+export const clientToolReceiptSchema = z
+  .object({ callId: z.string(), pending: z.number().describe('Calls still waiting for a client.') })
+  .describe('What the clientToolResult Update answers once the answer is recorded.');
+
+const clientToolAnswererSchema = z.enum(['client', 'timeout']);
+
 // ---------------------------------------------------------------------------------------------
 // Events
 
@@ -132,7 +152,13 @@ const eventUnion = z.discriminatedUnion('type', [
     isError: z.boolean(),
     truncatedFrom: z.number().optional(),
     stage: z.string().optional().describe('The pipeline stage that answered, when it was not the tool.'),
+    by: clientToolAnswererSchema.optional().describe("Who answered a client tool's call: the client, or its timeout."),
   }),
+  ev(
+    'client_tool.requested',
+    { turn, callId, tool: z.string(), arguments: z.string(), expires: z.string(), run: z.string().optional() },
+    "A client tool's call waits for a client attached to the run to answer it (the clientToolResult Update) until expires.",
+  ),
   ev('output.invalid', { turn, error: z.string(), attempt: z.number() }),
   ev(
     'tool.decided',
@@ -228,6 +254,7 @@ export const runStateSchema = z
     messages: z.number().int(),
     lastSeq: z.number().int(),
     pending: z.array(pendingApprovalSchema).optional().describe('Calls waiting for a decision (status awaiting_approval).'),
+    clientCalls: z.array(pendingClientCallSchema).optional().describe("Client tools' calls waiting for a client."),
     permissionMode: permissionModeSchema.optional(),
     rememberedRules: z.array(z.string()).optional(),
   })
@@ -279,6 +306,7 @@ export const monitorStateSchema = z
     inbox: z.number().int(),
     budgets: monitorBudgetsSchema,
     pending: z.array(pendingApprovalSchema).optional(),
+    clientCalls: z.array(pendingClientCallSchema).optional(),
   })
   .describe("agentMonitor's status query.");
 
@@ -395,6 +423,7 @@ const common = {
     transcript: { description: 'A bounded page of the messages in the range that this execution holds.', args: [transcriptRangeSchema.optional()], result: transcriptPageSchema },
     events: { description: 'A bounded page of the events with seq greater than the argument (default 0), of those this execution holds.', args: [z.number().int().optional()], result: eventPageSchema },
     spec: { description: 'The spec the run recorded with this fingerprint, or null.', args: [z.string()], result: agentSpecSchema.nullable() },
+    clientToolCalls: { description: "Client tools' calls waiting for a client, with their arguments.", args: [], result: z.array(pendingClientCallSchema) },
   },
   signals: {
     approve: { description: 'A decision on a waiting call. A bad one is recorded as an approval.rejected event; it never fails the run.', args: [approvalDecisionSchema] },
@@ -410,6 +439,11 @@ const common = {
       args: [z.object({ workflowId: z.string(), callId: z.string(), depth: z.number().int(), events: z.array(runEventSchema) })],
       internal: true,
     },
+    subAgentClientCalls: {
+      description: "From a sub-agent's run to its parent: the client tools' calls waiting in it.",
+      args: [z.object({ workflowId: z.string(), calls: z.array(pendingClientCallSchema) })],
+      internal: true,
+    },
     backgroundReport: { description: 'From a background agent to the run that started it: an alert, or its end.', args: [backgroundReportSchema], internal: true },
   },
   updates: {
@@ -417,6 +451,12 @@ const common = {
       description: 'A decision on a waiting call. Its validator refuses an unknown or decided call, or edited arguments that fail the tool schema, before anything is written.',
       args: [approvalDecisionSchema],
       result: approvalReceiptSchema,
+    },
+    clientToolResult: {
+      description:
+        "A client's answer to a client tool's call: { callId, output } or { callId, error }. Its validator refuses an unknown or answered call, or an output that fails the tool's output schema. Use the Update ID clientToolResult:<callId> so a retry applies once.",
+      args: [clientToolResultSchema],
+      result: clientToolReceiptSchema,
     },
   },
 } satisfies Pick<WorkflowContract, 'signals' | 'queries' | 'updates'>;
@@ -503,6 +543,8 @@ export type ContractChecks = [
   Expect<Same<z.output<typeof tripwireSchema>, Tripwire>>,
   Expect<Same<z.output<typeof pendingApprovalSchema>, PendingApproval>>,
   Expect<Same<z.output<typeof approvalReceiptSchema>, ApprovalReceipt>>,
+  Expect<Same<z.output<typeof pendingClientCallSchema>, PendingClientCall>>,
+  Expect<Same<z.output<typeof clientToolReceiptSchema>, ClientToolReceipt>>,
   Expect<Same<z.output<typeof agentRunResultSchema>, AgentRunResult>>,
   Expect<Same<z.output<typeof runStateSchema>, RunState>>,
   Expect<Same<z.output<typeof transcriptPageSchema>, TranscriptPage>>,

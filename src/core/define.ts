@@ -67,7 +67,16 @@ export interface ToolOptions<S extends z.ZodType> {
   name: string;
   description: string;
   input: S;
-  execute(args: z.output<S>, ctx: ToolContext): unknown;
+  /** The tool's code, on the worker. A client tool (`runsOn: 'client'`) has none: its code is the client's. */
+  execute?(args: z.output<S>, ctx: ToolContext): unknown;
+  /**
+   * Where the tool runs: on the worker (default, with `execute`), or on the client attached to
+   * the run (`'client'`, without `execute`): the run publishes the call and waits for a client
+   * to answer it (see `RunHandle.serveClientTools`). Recorded in the spec.
+   */
+  runsOn?: 'worker' | 'client';
+  /** A client tool's output schema: a client's answer that does not match is refused. */
+  output?: z.ZodType;
   /** The tool changes nothing: plan mode lets it run, and its calls may run in parallel. Default false. */
   readOnly?: boolean;
   /**
@@ -76,7 +85,11 @@ export interface ToolOptions<S extends z.ZodType> {
    * still denied in plan mode; `concurrent: false` makes a read-only tool run alone.
    */
   concurrent?: boolean;
-  /** One attempt's limit: milliseconds or a string such as '30s' or '5 minutes'. Default 60 s. */
+  /**
+   * One attempt's limit: milliseconds or a string such as '30s' or '5 minutes'. Default 60 s.
+   * For a client tool: how long the run waits for a client's answer (default 5 minutes); then
+   * the model gets an error result.
+   */
   timeout?: Duration;
   retry?: RetrySettings;
   /** How soon a lost worker (or a cancel) is noticed while the tool runs. Default 10 s. */
@@ -136,6 +149,7 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
     );
   }
   const guardrails = options.guardrails !== undefined ? toolGuardrails(options.guardrails, `tool "${options.name}"`) : undefined;
+  const onClient = runsOnClient(options);
   return {
     ...options,
     ...(guardrails && { guardrails }),
@@ -158,8 +172,34 @@ export function defineTool<S extends z.ZodType>(options: ToolOptions<S>): ToolDe
       ...(options.editsFiles && { editsFiles: true }),
       ...(options.approval !== undefined && { approval: approvalSettings(options.approval, `tool "${options.name}": approval`) }),
       ...(guardrails && { guardrails: guardrailNames(guardrails, `tool "${options.name}"`) }),
+      ...(onClient && { runsOn: 'client' as const }),
+      ...(options.output !== undefined && { outputSchema: toJsonSchema(options.output, `output of tool "${options.name}"`) }),
     },
   };
+}
+
+/** Whether the tool runs on the client; what a definition gives must fit where it runs. */
+function runsOnClient(options: ToolOptions<z.ZodType>): boolean {
+  const where = `Tool "${options.name}"`;
+  if (options.runsOn !== undefined && options.runsOn !== 'worker' && options.runsOn !== 'client') {
+    throw new Error(`${where}: runsOn must be "worker" or "client", got ${JSON.stringify(options.runsOn)}.`);
+  }
+  if (options.runsOn !== 'client') {
+    if (typeof options.execute !== 'function') {
+      throw new Error(`${where} has no execute function: give it one, or runsOn: 'client' for a tool that the client attached to the run executes.`);
+    }
+    if (options.output !== undefined) throw new Error(`${where}: output (a schema of the answer a client sends) is for client tools only (runsOn: 'client').`);
+    return false;
+  }
+  if (options.execute !== undefined) {
+    throw new Error(`${where} runs on the client (runsOn: 'client'), so it has no execute function on the worker: remove execute, and give its code to the client (serveClientTools, keel run --tools).`);
+  }
+  // These describe the tool activity, which a client tool does not have.
+  for (const key of ['retry', 'heartbeatTimeout'] as const) {
+    if (options[key] !== undefined) throw new Error(`${where} runs on the client: ${key} applies to tools that run on a worker; remove it (timeout says how long the run waits for the client).`);
+  }
+  if (options.output !== undefined && !(options.output instanceof z.ZodType)) throw new Error(`${where}: output must be a zod schema.`);
+  return true;
 }
 
 function checkFunction(fn: unknown, what: string): true {

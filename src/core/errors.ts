@@ -33,6 +33,8 @@ export const ErrorTypes = {
   ApprovalRejected: 'KeelApprovalRejected',
   /** A session refused an Update (a message while a run is in progress or waits for approval, an unknown checkpoint, nothing to resume): nothing changed. */
   SessionRefused: 'KeelSessionRefused',
+  /** The run refused a client tool's answer sent by the `clientToolResult` Update (its shape, its call, its output): nothing changed. */
+  ClientToolResultRejected: 'KeelClientToolResultRejected',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

@@ -5,6 +5,7 @@
  */
 import type { ToolSpec } from './agent-spec.js';
 import type { PendingApproval } from './approval.js';
+import type { PendingClientCall } from './client-tools.js';
 import type { ParentLink } from './background.js';
 import type { JsonValue } from './json.js';
 import type { ContinuedState, RunOverrides } from './run.js';
@@ -143,6 +144,8 @@ export interface MonitorState {
   budgets: MonitorBudgets;
   /** Calls waiting for a decision (phase `awaiting_approval`). */
   pending?: PendingApproval[];
+  /** Client tools' calls waiting for a client to answer them. */
+  clientCalls?: PendingClientCall[];
 }
 
 export interface MonitorResult {

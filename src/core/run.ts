@@ -1,6 +1,7 @@
 import type { AgentSpec } from './agent-spec.js';
 import type { DecisionSource, PendingApproval } from './approval.js';
 import type { BackgroundChild, BackgroundReport } from './background.js';
+import type { ClientToolAnswerer, PendingClientCall } from './client-tools.js';
 import type { GuardrailKind, Tripwire } from './guardrails.js';
 import type { HandoffFilter } from './handoff.js';
 import type { JsonValue } from './json.js';
@@ -146,6 +147,8 @@ export interface RunState {
   lastSeq: number;
   /** Calls waiting for a decision (status `awaiting_approval`). */
   pending?: PendingApproval[];
+  /** Client tools' calls waiting for a client to answer them. */
+  clientCalls?: PendingClientCall[];
   /** The run's permission mode, when the agent has permissions or the run set a mode. */
   permissionMode?: PermissionMode;
   /** Allow rules added by approvals with `remember`. */
@@ -208,8 +211,21 @@ export type RunEvent = EventBase &
         isError: boolean;
         /** The result was cut to the tool's limit; its size before, in bytes. */
         truncatedFrom?: number;
-        /** The pipeline stage that produced the result, when it was not the tool (`validate`, ...). */
+        /** The pipeline stage that produced the result, when it was not the tool (`validate`, `client`, ...). */
         stage?: string;
+        /** Who answered a client tool's call: the client, or its timeout. */
+        by?: ClientToolAnswerer;
+      }
+    /** A client tool's call waits for a client attached to the run to answer it (by the clientToolResult Update) until `expires`. */
+    | {
+        type: 'client_tool.requested';
+        turn: number;
+        callId: string;
+        tool: string;
+        arguments: string;
+        expires: string;
+        /** The sub-agent's run the call waits in, when it is not this run's own. */
+        run?: string;
       }
     | { type: 'output.invalid'; turn: number; error: string; attempt: number }
     /** A stage of the pipeline decided a call (allow, ask or deny), or rewrote its arguments. */

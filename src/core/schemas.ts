@@ -356,6 +356,24 @@ export const approvalDecisionSchema = z
   })
   .meta({ title: 'approve (Update and Signal)', ...objectSaid('it must be a JSON object', 'is not a field of a decision') });
 
+export const clientToolResultSchema = z
+  .strictObject(
+    {
+      callId: nonEmpty('must be the ID of a call waiting for a client').meta({ description: "The call's ID, as the clientToolCalls query lists it." }),
+      output: jsonValueSchema.optional().meta({ description: "The call's output (any JSON; checked against the tool's output schema, when it has one)." }),
+      error: nonBlank('must be a non-empty message (the model reads it as the call\'s result)').optional().meta({ description: 'Why the call failed on the client: the model reads it as the call\'s result.' }),
+    },
+    {
+      error: (iss) =>
+        iss.code === 'invalid_type' ? 'it must be a JSON object' : iss.code === 'unrecognized_keys' ? 'is not a field of a client tool result' : undefined,
+    },
+  )
+  .superRefine((r, ctx) => {
+    const given = ['output', 'error'].filter((k) => k in r && (r as Record<string, unknown>)[k] !== undefined);
+    if (given.length !== 1) ctx.addIssue({ code: 'custom', path: [], message: 'give either "output" or "error", not both and not neither' });
+  })
+  .meta({ title: 'clientToolResult (Update)', ...objectSaid('it must be a JSON object', 'is not a field of a client tool result') });
+
 export const injectInputSchema = z
   .union([nonBlank('must be a non-empty message'), z.object({ message: nonBlank('must be a non-empty message') })], {
     error: 'inject takes a non-empty message: a string, or { "message": "..." }',
@@ -621,6 +639,7 @@ export type SchemaChecks = [
   Expect<Same<z.output<typeof newSessionInputSchema>, NewSessionInput>>,
   Expect<Same<z.output<typeof endInputSchema>, EndInput>>,
   Expect<Same<z.output<typeof approvalDecisionSchema>, ApprovalDecision>>,
+  Expect<Same<z.output<typeof clientToolResultSchema>, { callId: string; output?: JsonValue; error?: string }>>,
   Expect<Same<z.output<typeof permissionModeSchema>, PermissionMode>>,
   Expect<Same<z.output<typeof backgroundReportSchema>, BackgroundReport>>,
   Expect<Same<z.output<typeof permissionSettingsSchema>, PermissionSettings>>,

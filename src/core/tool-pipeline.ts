@@ -6,6 +6,7 @@
  * (a validation error, later a denial) returns a result without calling `next`.
  */
 import type { AgentSpec, ToolSpec } from './agent-spec.js';
+import type { ClientToolAnswerer } from './client-tools.js';
 import type { ToolCall, ToolResultMessage } from './messages.js';
 
 export interface ToolCallRequest {
@@ -21,6 +22,8 @@ export interface ToolCallOutcome {
   result: ToolResultMessage;
   /** The stage that produced the result: `execute` when the tool ran. */
   stage: string;
+  /** Who answered a client tool's call: the client, or its timeout. */
+  by?: ClientToolAnswerer;
 }
 
 export type ToolCallNext = (request: ToolCallRequest) => Promise<ToolCallOutcome>;

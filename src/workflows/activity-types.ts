@@ -67,6 +67,8 @@ export interface ToolCallInput {
   spec?: string;
   /** The run's permission mode, for the hooks' input. */
   mode?: PermissionMode;
+  /** A client tool's result, which a client sent: only the stages after the call run, on it. */
+  answered?: { content: string; isError?: boolean };
 }
 
 /** A tool call's result; a tool output guardrail that tripped ends the run. */

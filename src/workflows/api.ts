@@ -6,6 +6,7 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalReceipt, PendingApproval } from '../core/approval.js';
 import type { BackgroundReport } from '../core/background.js';
+import type { ClientToolReceipt, ClientToolResult, PendingClientCall } from '../core/client-tools.js';
 import type { MonitorState } from '../core/monitor.js';
 import type { EndInput, NewSessionInput, NewSessionResult, RewindInput, RewindResult, SendInput, SessionRunResult, SessionState } from '../core/session.js';
 import type { PermissionMode } from '../core/permissions/index.js';
@@ -58,6 +59,17 @@ export const approveUpdate = defineUpdate<ApprovalReceipt, [ApprovalDecision]>('
  * --input '{...}'`). A bad one is recorded as an `approval.rejected` event; it never fails the run.
  */
 export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
+/**
+ * A client's answer to a client tool's call: its output or an error. The validator refuses an
+ * unknown or already answered call, or an output that fails the tool's output schema, before
+ * anything is written to history. Send it with the Update ID `clientToolResult:<callId>` (as
+ * `RunHandle.serveClientTools` does), so a retried send applies once.
+ */
+export const clientToolResultUpdate = defineUpdate<ClientToolReceipt, [ClientToolResult]>('clientToolResult');
+/** The client tools' calls waiting for a client, with their arguments (and those of its sub-agents' runs), in every kind of run. */
+export const clientToolCallsQuery = defineQuery<PendingClientCall[]>('clientToolCalls');
+/** From a sub-agent's run to its parent: the client tools' calls waiting in it (and below it), listed on the parent. */
+export const subAgentClientCallsSignal = defineSignal<[{ workflowId: string; calls: PendingClientCall[] }]>('subAgentClientCalls');
 /** From a sub-agent's run to its parent: the calls waiting in it (and below it), listed and decided on the parent. */
 export const subAgentPendingSignal = defineSignal<[{ workflowId: string; pending: PendingApproval[] }]>('subAgentPending');
 /** From a sub-agent's run to its parent (with forwardSubAgentEvents): events to add to the parent's log. */

@@ -235,13 +235,19 @@ export class Approvals {
     this.interrupted = true;
   }
 
+  /** Whether another call of this turn failed: a call waiting for a client stops waiting too. */
+  get turnInterrupted(): boolean {
+    return this.interrupted;
+  }
+
   /** Adds an allow rule for the rest of the run (an approval said "allow again"). */
   remember(rule: string): void {
     if (!this.remembered.includes(rule)) this.remembered.push(rule);
   }
 }
 
-function describeMs(ms: number): string {
+/** A duration as a person reads it: `5 min`, `30 s`. */
+export function describeMs(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms % 60_000 === 0) return `${ms / 60_000} min`;
   if (ms % 1000 === 0) return `${ms / 1000} s`;

@@ -34,6 +34,7 @@ import type { ContinuedState, ParentRun, RunOverrides, RunStatus } from '../core
 import type { AgentActivities } from './activity-types.js';
 import { agentSearchAttribute, statusSearchAttribute } from './api.js';
 import { Background } from './background.js';
+import { ClientTools } from './client-tools.js';
 import type { RunFeature } from './feature.js';
 import { Handoffs } from './handoff.js';
 import { registerRunHandlers } from './run-handlers.js';
@@ -91,6 +92,7 @@ export class Lifecycle {
   readonly handoffs: Handoffs;
   readonly subAgents: SubAgents;
   readonly background: Background;
+  readonly clientTools = new ClientTools();
   private readonly continued: ContinuedState | undefined;
 
   constructor(private readonly driver: Driver) {
@@ -100,7 +102,7 @@ export class Lifecycle {
     this.handoffs = new Handoffs(carried);
     this.subAgents = new SubAgents(driver.parent, carried !== undefined);
     this.background = new Background(carried?.background, driver.parentLink);
-    registerRunHandlers(() => this.current, this.background);
+    registerRunHandlers(() => this.current, this.background, this.clientTools);
   }
 
   get run(): Run | undefined {
@@ -109,7 +111,7 @@ export class Lifecycle {
 
   private features(): RunFeature[] {
     const gate: RunFeature = { name: 'gate', stage: { name: 'gate', run: (request, next) => gateStage(this.current!).run(request, next) } };
-    return [...(this.driver.features ?? []), gate, this.handoffs, this.subAgents, this.background];
+    return [...(this.driver.features ?? []), gate, this.handoffs, this.subAgents, this.background, this.clientTools];
   }
 
   /**

@@ -43,7 +43,7 @@ import {
 import { ALERT_TOOL, alertTool, type ReportKind } from '../core/background.js';
 import type { RunFeature } from './feature.js';
 import { Patches, hasPatch } from './patches.js';
-import type { Run } from './run-state.js';
+import { clientCallsOf, type Run } from './run-state.js';
 
 
 /** Everything a monitor knows besides its run: totals, inbox, what it waits for. */
@@ -134,6 +134,7 @@ export class Monitor {
       inbox: this.inbox.length,
       budgets: this.budgets,
       ...(run && run.approvals.waiting > 0 && { pending: run.approvals.list() }),
+      ...clientCallsOf(run),
     };
   }
 

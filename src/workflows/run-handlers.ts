@@ -5,14 +5,15 @@
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { parsePermissionMode } from '../core/boundary.js';
-import { approveSignal, approveUpdate, backgroundReportSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
+import { approveSignal, approveUpdate, backgroundReportSignal, clientToolCallsQuery, clientToolResultUpdate, subAgentClientCallsSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
 import type { Background } from './background.js';
+import { clientToolRefusal, type ClientTools } from './client-tools.js';
 import { refusal } from './approvals.js';
 import type { Run } from './run-state.js';
 import { recordRejectedSignals, whenRunExists } from './payloads.js';
 
-export function registerRunHandlers(current: () => Run | undefined, background: Background): void {
+export function registerRunHandlers(current: () => Run | undefined, background: Background, clientTools: ClientTools): void {
   // A signal whose payload could not be decoded (src/workflows/payloads.ts) is recorded, not delivered.
   recordRejectedSignals((signal, error) =>
     whenRunExists(current, (run) => run.emit(signal === approveSignal.name ? { type: 'approval.rejected', error } : { type: 'signal.rejected', signal, error })),
@@ -44,6 +45,22 @@ export function registerRunHandlers(current: () => Run | undefined, background: 
     const child = forward && run?.approvals.childOf(forward.callId);
     if (forward && child) return forwardDecision(child, forward);
   });
+  setHandler(clientToolCallsQuery, () => clientTools.list());
+  setHandler(subAgentClientCallsSignal, ({ workflowId, calls }) => clientTools.setChild(workflowId, Array.isArray(calls) ? calls : []));
+  setHandler(
+    clientToolResultUpdate,
+    (result) => {
+      const checked = clientTools.check(result);
+      clientTools.receive(checked);
+      return { callId: checked.callId, pending: clientTools.list().length - 1 };
+    },
+    {
+      validator: (result) => {
+        if (!current()) throw clientToolRefusal('The run has not started yet: no call is waiting for a client.');
+        clientTools.check(result);
+      },
+    },
+  );
   setHandler(backgroundReportSignal, (report) => background.receive(report));
   setHandler(subAgentEventsSignal, ({ workflowId, callId, depth, events }) => {
     const run = current();

@@ -17,6 +17,8 @@ import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
 import type { KeelSinks, TranscriptRange } from './api.js';
 import { Approvals } from './approvals.js';
+import { ClientTools } from './client-tools.js';
+import type { PendingClientCall } from '../core/client-tools.js';
 import type { RunFeature } from './feature.js';
 
 const { conversation } = proxySinks<KeelSinks>();
@@ -228,6 +230,7 @@ export class Run {
       messages: this.messageCount,
       lastSeq: this.log.lastSeq,
       ...(this.approvals.waiting > 0 && { pending: this.approvals.list() }),
+      ...clientCallsOf(this),
       ...((this.agent.permissions || this.approvals.mode !== 'default') && { permissionMode: this.approvals.mode }),
       ...(this.approvals.remembered.length > 0 && { rememberedRules: [...this.approvals.remembered] }),
     };
@@ -303,6 +306,12 @@ const CARRY_CHARS = 500_000;
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+}
+
+/** The status' list of calls waiting for a client, when there are any. */
+export function clientCallsOf(run: Run | undefined): { clientCalls?: PendingClientCall[] } {
+  const calls = run?.feature(ClientTools)?.list() ?? [];
+  return calls.length > 0 ? { clientCalls: calls } : {};
 }
 
 function previousRun(): { previousRunId?: string } {

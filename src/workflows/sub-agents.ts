@@ -8,7 +8,8 @@ import { CancellationScope, ParentClosePolicy, executeChild, getExternalWorkflow
 import { innermostError } from '../core/errors.js';
 import type { AgentRunInput, AgentRunResult, ParentRun } from '../core/run.js';
 import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipeline.js';
-import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentEventsSignal, subAgentPendingSignal } from './api.js';
+import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentClientCallsSignal, subAgentEventsSignal, subAgentPendingSignal } from './api.js';
+import { ClientTools } from './client-tools.js';
 import type { ApprovalDecision } from '../core/approval.js';
 import type { RunFeature } from './feature.js';
 import { hooks } from './run-checks.js';
@@ -41,6 +42,7 @@ export class SubAgents implements RunFeature {
     this.run = run;
     if (this.continued) this.forwarded.seq = run.log.lastSeq;
     if (this.parent) reportPendingToParent(run, this.parent);
+    if (this.parent) reportClientCallsToParent(run, this.parent);
   }
 
   afterTurn(): Promise<void> {
@@ -102,6 +104,7 @@ function subAgentStage(current: () => Run, parent: ParentRun | undefined): ToolS
         content = `Error: ${tool.subAgent} failed: ${innermostError(err).message}`;
       } finally {
         run.approvals.setChild(workflowId, []);
+        run.feature(ClientTools)?.setChild(workflowId, []);
       }
       run.emit({ type: 'subagent.finished', turn, callId: call.id, agent: tool.subAgent, workflowId, status });
       // SubagentStop hooks: the sub-agent has ended; a block's reason goes with its result to the model.
@@ -119,6 +122,21 @@ function reportPendingToParent(run: Run, parent: ParentRun): void {
     getExternalWorkflowHandle(parent.workflowId)
       .signal(subAgentPendingSignal, { workflowId: workflowInfo().workflowId, pending })
       // The parent may have ended (and cancelled this run): nothing to tell.
+      .catch(() => undefined);
+  };
+}
+
+/**
+ * A sub-agent's run tells its parent, whenever they change, which client tools' calls wait in it
+ * (and below it): the client attached to the root run sees them there and answers each in the
+ * run it waits in.
+ */
+function reportClientCallsToParent(run: Run, parent: ParentRun): void {
+  const clientTools = run.feature(ClientTools);
+  if (!clientTools) return;
+  clientTools.onChange = () => {
+    getExternalWorkflowHandle(parent.workflowId)
+      .signal(subAgentClientCallsSignal, { workflowId: workflowInfo().workflowId, calls: clientTools.list() })
       .catch(() => undefined);
   };
 }

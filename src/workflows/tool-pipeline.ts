@@ -15,6 +15,7 @@ import {
 } from '../core/tool-pipeline.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import { needsWorkerAfter, runsConcurrently, toolOf } from '../core/tool-gate.js';
+import { ClientTools } from './client-tools.js';
 import { Patches, hasPatch } from './patches.js';
 import type { Run } from './run-state.js';
 import { toolActivity } from './scheduling.js';
@@ -45,14 +46,26 @@ function stagesFor(run: Run): ToolStage[] {
 function execute(run: Run, ready: (callId: string) => Promise<void>): ToolCallNext {
   return async ({ agent, turn, call, tool }) => {
     await ready(call.id);
-    run.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name });
     const after = needsWorkerAfter(agent, call.name);
-    const { tripped, hookErrors, ...result } = await toolActivity(tool, call).toolCall({
+    // A client tool's call is answered by a client instead of the tool activity.
+    let answered: ToolResultMessage | undefined;
+    const client = tool?.runsOn === 'client' ? run.feature(ClientTools) : undefined;
+    if (client && tool) {
+      const answer = await client.answer(turn, call, tool);
+      if ('final' in answer) return answer.final;
+      if (!after) return { result: answer.result, stage: client.name, by: 'client' };
+      answered = answer.result;
+    } else {
+      run.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name });
+    }
+    // For a client's answer, the activity runs the stages after the call only, within the tool activity's default timeout.
+    const { tripped, hookErrors, ...result } = await toolActivity(answered ? undefined : tool, call).toolCall({
       agent: agent.name,
       turn,
       call,
       ...(run.context !== undefined && { context: run.context }),
       ...(after && { spec: run.specHash, mode: run.approvals.mode }),
+      ...(answered && { answered: { content: answered.content, ...(answered.isError && { isError: true }) } }),
     });
     // The activity ran PostToolUseFailure hooks for an error result, PostToolUse hooks for another.
     const hookEvent = result.isError ? 'PostToolUseFailure' : 'PostToolUse';
@@ -62,7 +75,7 @@ function execute(run: Run, ready: (callId: string) => Promise<void>): ToolCallNe
       finished(run, turn, { result: { ...result, content: `[result withheld: blocked by "${tripped.guardrail}"]` }, stage: 'execute' });
       throw blocked(run, tripped);
     }
-    return { result, stage: 'execute' };
+    return answered ? { result, stage: 'client', by: 'client' } : { result, stage: 'execute' };
   };
 }
 
@@ -162,7 +175,7 @@ async function one(run: Run, pipeline: ToolCallNext, turn: number, call: ToolCal
   return outcome;
 }
 
-function finished(run: Run, turn: number, { result, stage }: ToolCallOutcome): void {
+function finished(run: Run, turn: number, { result, stage, by }: ToolCallOutcome): void {
   run.emit({
     type: 'tool.finished',
     turn,
@@ -172,5 +185,6 @@ function finished(run: Run, turn: number, { result, stage }: ToolCallOutcome): v
     isError: result.isError ?? false,
     ...(result.truncatedFrom !== undefined && { truncatedFrom: result.truncatedFrom }),
     ...(stage !== 'execute' && { stage }),
+    ...(by && { by }),
   });
 }

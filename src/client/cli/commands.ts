@@ -6,6 +6,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AgentClient, RunFailedError, type RunHandle } from '../agent-client.js';
 import type { PendingApproval } from '../../core/approval.js';
+import type { ClientToolHandlers } from '../../core/client-tools.js';
+import { ClientToolsLoadError, loadClientTools } from '../client-tools-loader.js';
 import { loadConnectConfig, type ConnectSettings } from '../connection.js';
 import type { AgentDefinition } from '../../core/define.js';
 import type { Message } from '../../core/messages.js';
@@ -205,6 +207,8 @@ export interface RunCommandOptions {
   /** false with --no-input: never ask about approvals. */
   input?: boolean;
   taskQueue?: string;
+  /** A module of client tool handlers: this process runs the run's client tools. */
+  tools?: string;
 }
 
 /** Whether a person sits at this process: stdin and stdout are terminals. */
@@ -219,6 +223,9 @@ export async function runCommand(agent: string, prompt: string, options: RunComm
   return withClient(
     globals,
     async (client) => {
+      if (options.tools && options.detach) throw new CliError('--tools needs a followed run (this process runs the client tools): leave out --detach.');
+      // Loaded before the run starts: a module that cannot serve is an error before anything runs.
+      const tools = options.tools ? await loadToolsOrFail(options.tools) : undefined;
       const handle = await startRun(client, agent, prompt, options.id);
       if (options.detach) {
         if (options.json) out(JSON.stringify({ workflowId: handle.workflowId, uiUrl: handle.uiUrl }));
@@ -231,10 +238,42 @@ export async function runCommand(agent: string, prompt: string, options: RunComm
         return 0;
       }
       const ask = options.input !== false && !options.json && interactive();
-      return followRun(handle, { json: options.json ?? false, taskQueue: client.taskQueue, approvals: ask ? 'prompt' : 'print' });
+      const follow = { json: options.json ?? false, taskQueue: client.taskQueue, approvals: ask ? ('prompt' as const) : ('print' as const) };
+      if (!tools) return followRun(handle, follow);
+      return withClientTools(handle, tools, options.json ?? false, () => followRun(handle, follow));
     },
     options.taskQueue,
   );
+}
+
+async function loadToolsOrFail(module: string): Promise<ClientToolHandlers> {
+  try {
+    return await loadClientTools(module);
+  } catch (e) {
+    if (e instanceof ClientToolsLoadError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+/** Serves the run's client tools from this process while `follow` follows it; a refused answer is said on stderr. */
+async function withClientTools(handle: RunHandle, tools: ClientToolHandlers, json: boolean, follow: () => Promise<number>): Promise<number> {
+  const stop = new AbortController();
+  const serving = handle.serveClientTools(tools, {
+    signal: stop.signal,
+    onCall: (served) => {
+      if (served.outcome === 'refused' || served.outcome === 'unsent') {
+        err(stderrStyle().yellow(`  ! the answer to ${served.tool} (call ${served.callId}) was ${served.outcome === 'refused' ? 'refused' : 'not sent'}: ${served.detail}`));
+      } else if (!json && served.outcome === 'error') {
+        err(stderrStyle().yellow(`  ! ${served.tool} failed here: ${served.detail}`));
+      }
+    },
+  });
+  try {
+    return await follow();
+  } finally {
+    stop.abort();
+    await serving.catch(() => undefined);
+  }
 }
 
 async function startRun(client: AgentClient, agent: string, prompt: string, workflowId?: string): Promise<RunHandle> {
@@ -429,6 +468,7 @@ export async function statusCommand(workflowId: string, options: { json?: boolea
         const { monitorRows } = await import('./monitor-commands.js');
         const lines = formatStatus({ ...summary, uiUrl: handle.uiUrl }, undefined, stdoutStyle(), undefined, state ? monitorRows(state) : undefined, {
           ...(state?.pending && { pending: state.pending }),
+          ...(state?.clientCalls && { clientCalls: state.clientCalls }),
           width: width(),
         });
         for (const line of lines) out(line);

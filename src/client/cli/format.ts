@@ -3,6 +3,7 @@
  * input (and of a Style, which decides about colors), so they are unit-testable.
  */
 import type { DecisionSource, PendingApproval } from '../../core/approval.js';
+import type { PendingClientCall } from '../../core/client-tools.js';
 import type { GuardrailKind, Tripwire } from '../../core/guardrails.js';
 import type { Message } from '../../core/messages.js';
 import type { AgentRunResult, RunEvent, RunState } from '../../core/run.js';
@@ -102,10 +103,13 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
     case 'tool.finished': {
       const cut = event.truncatedFrom !== undefined ? s.yellow(` (cut from ${formatBytes(event.truncatedFrom)})`) : '';
       const room = width - event.tool.length - 6 - stripAnsi(cut).length;
+      const by = event.by === 'client' ? s.dim(' · by the client') : '';
       return event.isError
-        ? `  ${s.red('✗')} ${s.bold(event.tool)} ${s.red(oneLine(event.result, room))}${cut}`
-        : `  ${s.green('←')} ${s.bold(event.tool)} ${s.dim(shortJson(event.result, room))}${cut}`;
+        ? `  ${s.red('✗')} ${s.bold(event.tool)} ${s.red(oneLine(event.result, room))}${cut}${by}`
+        : `  ${s.green('←')} ${s.bold(event.tool)} ${s.dim(shortJson(event.result, room))}${cut}${by}`;
     }
+    case 'client_tool.requested':
+      return `  ${s.yellow('⇢')} ${s.bold(event.tool)} ${s.yellow('waits for a client')} ${s.dim(`(call ${event.callId}, until ${event.expires})`)}`;
     case 'output.invalid':
       return `  ${s.yellow('!')} output does not match the schema (attempt ${event.attempt}): ${oneLine(event.error, width - 40)}`;
     case 'tool.decided': {
@@ -300,7 +304,7 @@ export function formatStatus(
   /** A monitor's rows (phase, next wake, budgets used), in place of a run's. */
   monitor?: [string, string][],
   /** Calls waiting for a decision (a monitor's, which its state does not type), the time now, the width. */
-  extra: { pending?: PendingApproval[]; now?: number; width?: number } = {},
+  extra: { pending?: PendingApproval[]; clientCalls?: PendingClientCall[]; now?: number; width?: number } = {},
 ): string[] {
   const status = state && state.status !== 'running' ? state.status : run.status;
   const rows: [string, string][] = [
@@ -327,6 +331,15 @@ export function formatStatus(
   if (pending.length > 0) {
     lines.push('', s.bold(`Waiting for approval (${plural(pending.length, 'call')})`));
     for (const call of pending) lines.push(...formatPendingCall(run.workflowId, call, s, extra.width, extra.now));
+  }
+  const clientCalls = state?.clientCalls ?? extra.clientCalls ?? [];
+  if (clientCalls.length > 0) {
+    lines.push('', s.bold(`Waiting for a client (${plural(clientCalls.length, 'call')})`));
+    for (const call of clientCalls) {
+      const args = shortJson(JSON.stringify(call.arguments), Math.max(20, (extra.width ?? 100) - 10));
+      lines.push(`  ${s.bold(call.tool)} ${s.dim(`(call ${call.callId}${call.run ? ` in ${call.run}` : ''}) until ${formatTime(new Date(call.expires))}`)}`, `    ${s.dim(args)}`);
+    }
+    lines.push(s.dim(`  Serve them with: keel run --tools <module>, or RunHandle.serveClientTools`));
   }
   return lines;
 }

@@ -119,11 +119,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--detach', 'print the workflow ID and UI link and return without following the run')
     .option('--json', 'print the events as JSON lines, then the result (or the error) as JSON; never asks')
     .option('--no-input', 'never ask about approvals: print the commands that decide a waiting call, and keep following')
+    .option('--tools <module>', "run the agent's client tools (runsOn: 'client') here, with the handlers this module exports")
     .addOption(taskQueueOption())
     .addHelpText(
       'after',
       examples(
         'keel run demo "What\'s the weather in Lisbon and Tokyo?"',
+        'keel run assistant "Summarize notes.txt" --tools ./client-tools.js   # export async function read_file({ path }) {...}',
         'keel run demo "Weather in Paris?" --id paris-1 --detach',
         'keel run demo "Weather in Paris?" --no-input     # decide from elsewhere: keel approve / keel deny',
         'keel run demo "Weather in Paris?" --json | jq -c \'select(.type == "result")\'',
