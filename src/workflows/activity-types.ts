@@ -12,12 +12,28 @@ import type { JsonValue } from '../core/json.js';
 import type { AssistantMessage, ToolCall, ToolResultMessage } from '../core/messages.js';
 import type { StopReason } from '../core/model.js';
 import type { HandoffView, RunOverrides } from '../core/run.js';
+import type { StateChanges, StateValues } from '../core/state.js';
 import type { Usage } from '../core/usage.js';
 
 export interface ResolveAgentInput {
   agent: string;
   context?: JsonValue;
+  /** The run's state: it fills the static instructions' `{key}` placeholders; instruction functions read it. */
+  state?: StateValues;
   overrides?: RunOverrides;
+}
+
+/**
+ * The version of the run's state that an activity reads (from the worker's cache, else by query
+ * or from history), when the run has state. Its writes come back as `stateChanges`.
+ */
+export interface StateRef {
+  state?: number;
+}
+
+/** What an activity wrote to the state, when it wrote anything. */
+export interface StateWrites {
+  stateChanges?: StateChanges;
 }
 
 export interface ModelTurnInput {
@@ -57,7 +73,7 @@ export interface ModelTurnResult {
   output?: OutputCheck;
 }
 
-export interface ToolCallInput {
+export interface ToolCallInput extends StateRef {
   agent: string;
   turn: number;
   call: ToolCall;
@@ -70,10 +86,10 @@ export interface ToolCallInput {
 }
 
 /** A tool call's result; a tool output guardrail that tripped ends the run. */
-export type ToolCallResult = ToolResultMessage & { tripped?: Tripwire; hookErrors?: string[] };
+export type ToolCallResult = ToolResultMessage & StateWrites & { tripped?: Tripwire; hookErrors?: string[] };
 
 /** The worker-side stages before a call: PreToolUse hooks, middleware, the policy, tool input guardrails. */
-export interface CheckToolCallInput {
+export interface CheckToolCallInput extends StateRef {
   agent: string;
   /** The recorded spec's fingerprint. */
   spec: string;
@@ -86,7 +102,7 @@ export interface CheckToolCallInput {
   recheck?: true;
 }
 
-export interface CheckToolCallResult {
+export interface CheckToolCallResult extends StateWrites {
   decision?: 'allow' | 'ask' | 'deny';
   /** The stage that gave the decision, and why. */
   stage?: string;
@@ -104,7 +120,7 @@ export interface CheckToolCallResult {
 }
 
 /** A run's input or final answer, checked by the agent's guardrails. */
-export interface CheckGuardrailsInput {
+export interface CheckGuardrailsInput extends StateRef {
   agent: string;
   spec: string;
   kind: 'input' | 'output';
@@ -118,7 +134,7 @@ export interface CheckGuardrailsResult {
 }
 
 /** Hooks of the run's own events (UserPromptSubmit, Stop, SessionStart, SessionEnd). */
-export interface RunHooksInput {
+export interface RunHooksInput extends StateRef {
   agent: string;
   spec: string;
   event: HookEvent;
@@ -143,6 +159,8 @@ export interface ResolveHandoffInput {
   tool: string;
   input: Record<string, unknown>;
   context?: JsonValue;
+  /** The run's state (a local activity: its input is not recorded), for the target's instructions. */
+  state?: StateValues;
 }
 
 export type ResolveHandoffResult = { spec: AgentSpec } | { refused: string };
@@ -172,7 +190,7 @@ export interface AgentActivities {
 }
 
 /** The agent's onTurnEnd, asked when the model answered without tool calls. */
-export interface TurnEndInput {
+export interface TurnEndInput extends StateRef {
   agent: string;
   spec: string;
   turn: number;
@@ -181,6 +199,6 @@ export interface TurnEndInput {
 }
 
 /** `input`: the next user message, which continues the loop; absent: the answer stands. */
-export interface TurnEndResult {
+export interface TurnEndResult extends StateWrites {
   input?: string;
 }

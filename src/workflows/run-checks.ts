@@ -33,6 +33,7 @@ export async function hooks(run: Run, event: HookEvent, fields: Record<string, J
     event,
     fields,
     mode: run.approvals.mode,
+    ...run.state.ref(),
   });
   for (const error of result.errors) run.emit({ type: 'hook.failed', event, error });
   if (result.additionalContext) run.emit({ type: 'hook.context', event, text: preview(result.additionalContext) });

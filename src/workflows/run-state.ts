@@ -12,12 +12,14 @@ import { pageWithin } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
 import type { ToolSpec } from '../core/agent-spec.js';
 import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import type { StateChanges, StateValues } from '../core/state.js';
 import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
 import type { KeelSinks, TranscriptRange } from './api.js';
 import { Approvals } from './approvals.js';
 import type { RunFeature } from './feature.js';
+import { State } from './state.js';
 
 const { conversation } = proxySinks<KeelSinks>();
 
@@ -57,6 +59,8 @@ export class Run {
   stopHookActive = false;
   /** Calls waiting for a decision, the permission mode, remembered rules. */
   readonly approvals: Approvals;
+  /** The run's state: what its tools, hooks, middleware and instructions read and write; handoff targets share it. */
+  readonly state: State;
   /** The features the driver composed, in pipeline order (see feature.ts). */
   private readonly features: readonly RunFeature[];
   /** Tools the features answer themselves, part of every spec the run records. */
@@ -69,6 +73,7 @@ export class Run {
     features: readonly RunFeature[],
     held: { messages?: Message[]; events?: EventPage['events'] } = {},
   ) {
+    this.state = new State(carried.state, carried.stateVersion);
     for (const spec of carried.specs ?? []) this.specs.set(specHash(spec), spec);
     this.features = features;
     this.featureTools = features.flatMap((f) => f.tools?.(agent) ?? []);
@@ -111,8 +116,8 @@ export class Run {
    * A new run of the agent, with the driver's features in pipeline order. The features' own tools
    * are part of the spec it records (and of every spec a handoff records later).
    */
-  static start(agent: AgentSpec, context: JsonValue | undefined, features: readonly RunFeature[] = []): Run {
-    return new Run(agent, context, {}, features).attachFeatures();
+  static start(agent: AgentSpec, context: JsonValue | undefined, features: readonly RunFeature[] = [], start: { state?: StateValues; remembered?: string[] } = {}): Run {
+    return new Run(agent, context, { ...(start.state && { state: start.state }), ...(start.remembered?.length && { remembered: start.remembered }) }, features).attachFeatures();
   }
 
   /** The next execution of a run that continued as new. */
@@ -207,7 +212,16 @@ export class Run {
     this.log.append(event, new Date());
   }
 
-  state(): RunState {
+  /** Applies what a call (or a sub-agent) wrote to the state, and says so in the log when it changed something. */
+  changeState(changes: StateChanges | undefined, by: { turn: number; callId?: string; tool?: string }): void {
+    if (changes === undefined) return;
+    const keys = this.state.apply(changes);
+    if (keys.length === 0) return;
+    this.emit({ type: 'state.changed', turn: by.turn, keys, version: this.state.version, ...(by.callId && { callId: by.callId }), ...(by.tool && { tool: by.tool }) });
+  }
+
+  /** The `status` query's answer. */
+  statusAnswer(): RunState {
     return {
       kind: 'run',
       agent: this.agent.name,
@@ -259,6 +273,7 @@ export class Run {
       ...(this.partialAnswer !== '' && { partialAnswer: this.partialAnswer }),
       ...(this.approvals.mode !== (this.agent.permissions?.mode ?? 'default') && { permissionMode: this.approvals.mode }),
       ...(this.approvals.remembered.length > 0 && { remembered: [...this.approvals.remembered] }),
+      ...this.state.carry(),
       ...Object.assign({}, ...this.features.map((f) => f.carry?.() ?? {})),
       ...(carried.length > 0 && { carried }),
     };

@@ -47,13 +47,16 @@ function execute(run: Run, ready: (callId: string) => Promise<void>): ToolCallNe
     await ready(call.id);
     run.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name });
     const after = needsWorkerAfter(agent, call.name);
-    const { tripped, hookErrors, ...result } = await toolActivity(tool, call).toolCall({
+    const { tripped, hookErrors, stateChanges, ...result } = await toolActivity(tool, call).toolCall({
       agent: agent.name,
       turn,
       call,
       ...(run.context !== undefined && { context: run.context }),
       ...(after && { spec: run.specHash, mode: run.approvals.mode }),
+      ...run.state.ref(),
     });
+    // Applied as the call finishes: in the order history records the calls' completions.
+    run.changeState(stateChanges, { turn, callId: call.id, tool: call.name });
     // The activity ran PostToolUseFailure hooks for an error result, PostToolUse hooks for another.
     const hookEvent = result.isError ? 'PostToolUseFailure' : 'PostToolUse';
     for (const error of hookErrors ?? []) run.emit({ type: 'hook.failed', event: hookEvent, error, callId: call.id });
