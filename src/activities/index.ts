@@ -44,6 +44,7 @@ export function createActivities(deps: ActivityDeps): AgentActivities {
   const state = { stateCache, reader, client: deps.client };
   return {
     resolveAgent: (input) => resolveAgent(deps.registry, input, deps.approver !== undefined),
+    resolveInstructions: async (input) => ({ instructions: (await resolveAgent(deps.registry, input, deps.approver !== undefined)).instructions }),
     modelTurn: createModelTurn({ ...deps, cache, specs, reader }),
     toolCall: createToolCall({ ...deps, specs, state }),
     ...createChecks({ ...deps, specs, state }),
@@ -96,7 +97,9 @@ async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | 
   if (agent.instructions && overrides?.instructions === undefined) {
     let text: unknown;
     try {
-      text = await agent.instructions({ agent: agent.name, context, state: new StateView(state ?? {}, READ_ONLY_IN_INSTRUCTIONS) });
+      const view = new StateView(state ?? {}, READ_ONLY_IN_INSTRUCTIONS);
+      text = await agent.instructions({ agent: agent.name, context, state: view });
+      if (view.read) spec.instructionsFromState = true;
     } catch (err) {
       // Retried (a few times, as local activities are): the function may read something that comes back.
       throw ApplicationFailure.create({

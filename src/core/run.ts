@@ -81,6 +81,10 @@ export interface ContinuedState {
   /** The agent in charge, and every spec the run recorded: one run, one spec per agent. */
   agent: string;
   specs: AgentSpec[];
+  /** The fingerprint of the agent in charge's spec (several of its specs may be recorded: handoffs, instructions of the state). */
+  agentSpec?: string;
+  /** The state's version that the agent in charge's instructions were evaluated with. */
+  instructionsAt?: number;
   context?: JsonValue;
   /** Messages and events the earlier executions hold. */
   messages: number;

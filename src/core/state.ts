@@ -115,6 +115,8 @@ export interface StateAccess {
 export class StateView implements StateAccess {
   private readonly values: StateValues;
   private readonly written = new Map<string, JsonValue | undefined>();
+  /** Whether anything read the state through this view (instructions that do are evaluated again when it changes). */
+  read = false;
 
   constructor(
     values: StateValues,
@@ -124,19 +126,23 @@ export class StateView implements StateAccess {
   }
 
   get<T extends JsonValue = JsonValue>(key: string): T | undefined {
+    this.read = true;
     const value = this.values[key];
     return value === undefined ? undefined : (structuredCopy(value) as T);
   }
 
   has(key: string): boolean {
+    this.read = true;
     return key in this.values;
   }
 
   keys(): string[] {
+    this.read = true;
     return Object.keys(this.values);
   }
 
   all(): StateValues {
+    this.read = true;
     return structuredCopy(this.values) as StateValues;
   }
 

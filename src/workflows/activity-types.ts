@@ -179,6 +179,8 @@ export interface ApproveCallResult {
 export interface AgentActivities {
   /** The agent's spec for a run: overrides applied, instructions evaluated. A string is a name (older runs). */
   resolveAgent(input: ResolveAgentInput | string): Promise<AgentSpec>;
+  /** Instructions that are a function of the state, evaluated again after the state changed. */
+  resolveInstructions(input: ResolveAgentInput): Promise<{ instructions: string }>;
   modelTurn(input: ModelTurnInput): Promise<ModelTurnResult>;
   toolCall(input: ToolCallInput): Promise<ToolCallResult>;
   checkToolCall(input: CheckToolCallInput): Promise<CheckToolCallResult>;

@@ -61,6 +61,8 @@ export class Run {
   readonly approvals: Approvals;
   /** The run's state: what its tools, hooks, middleware and instructions read and write; handoff targets share it. */
   readonly state: State;
+  /** The state's version the agent in charge's instructions were evaluated with. */
+  instructionsAt: number;
   /** The features the driver composed, in pipeline order (see feature.ts). */
   private readonly features: readonly RunFeature[];
   /** Tools the features answer themselves, part of every spec the run records. */
@@ -74,6 +76,7 @@ export class Run {
     held: { messages?: Message[]; events?: EventPage['events'] } = {},
   ) {
     this.state = new State(carried.state, carried.stateVersion);
+    this.instructionsAt = carried.instructionsAt ?? this.state.version;
     for (const spec of carried.specs ?? []) this.specs.set(specHash(spec), spec);
     this.features = features;
     this.featureTools = features.flatMap((f) => f.tools?.(agent) ?? []);
@@ -130,7 +133,7 @@ export class Run {
       conversation.append(0, carried.messages);
       return run.attachFeatures();
     }
-    const agent = carried.specs.find((s) => s.name === carried.agent) ?? carried.specs[0]!;
+    const agent = (carried.agentSpec !== undefined ? carried.specs.find((s) => specHash(s) === carried.agentSpec) : undefined) ?? carried.specs.find((s) => s.name === carried.agent) ?? carried.specs[0]!;
     // The worker's cached conversation of the earlier execution is this one's.
     if (previous) conversation.continued(previous);
     if (carried.carried?.length) conversation.carried(carried.carried);
@@ -149,6 +152,19 @@ export class Run {
   handOff(spec: AgentSpec): void {
     this.agent = this.withFeatureTools(spec);
     this.agentHash = this.record(this.agent);
+    this.instructionsAt = this.state.version;
+  }
+
+  /**
+   * The agent in charge's instructions, evaluated again with the state as it is now: its spec is
+   * recorded anew, and the one it replaces (evaluated with an earlier state) is dropped.
+   */
+  reinstruct(instructions: string): void {
+    const before = this.agentHash;
+    this.agent = { ...this.agent, instructions };
+    this.agentHash = this.record(this.agent);
+    this.instructionsAt = this.state.version;
+    if (before !== this.agentHash) this.specs.delete(before);
   }
 
   private withFeatureTools(spec: AgentSpec): AgentSpec {
@@ -263,6 +279,8 @@ export class Run {
     return {
       agent: this.agent.name,
       specs: [...this.specs.values()],
+      ...(this.specs.size > 1 && { agentSpec: this.agentHash }),
+      ...(this.instructionsAt !== this.state.version && { instructionsAt: this.instructionsAt }),
       ...(this.context !== undefined && { context: this.context }),
       messages: this.messageCount,
       lastSeq: this.log.lastSeq,

@@ -6,12 +6,20 @@
  * or from history (src/activities/state-reader.ts), so history holds the state once at the start
  * and each write once, in the activity result that made it.
  */
-import { proxySinks } from '@temporalio/workflow';
+import { proxyLocalActivities, proxySinks } from '@temporalio/workflow';
 import type { ContinuedState } from '../core/run.js';
 import { applyChanges, type StateChanges, type StateSnapshot, type StateValues } from '../core/state.js';
+import type { AgentActivities } from './activity-types.js';
 import type { KeelSinks } from './api.js';
+import type { Run } from './run-state.js';
 
 const { state: stateSink } = proxySinks<KeelSinks>();
+
+const { resolveInstructions } = proxyLocalActivities<AgentActivities>({
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 3 },
+  summary: 'instructions of the state',
+});
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -66,4 +74,19 @@ export class State {
   carry(): Partial<ContinuedState> {
     return this.used ? { state: this.current, stateVersion: this.at } : {};
   }
+}
+
+/**
+ * Before a turn: instructions that are a function of the state, and the state changed since they
+ * were evaluated, are evaluated again (a local activity, so the text the model sees is recorded).
+ * Nothing happens for any other agent: instructions that did not read the state are not marked.
+ */
+export async function refreshInstructions(run: Run): Promise<void> {
+  if (!run.agent.instructionsFromState || run.instructionsAt === run.state.version) return;
+  const { instructions } = await resolveInstructions({
+    agent: run.agent.name,
+    ...(run.context !== undefined && { context: run.context }),
+    state: run.state.values,
+  });
+  run.reinstruct(instructions);
 }

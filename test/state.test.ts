@@ -1,0 +1,268 @@
+/**
+ * A run's state: given at start, read and written by tools, middleware, hooks, onTurnEnd and
+ * instruction functions; `{key}` templates in static instructions; carried across
+ * continue-as-new; shared with handoff targets and sub-agents; plain JSON only.
+ */
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../src/core/define.js';
+import { ref } from '../src/core/handoff.js';
+import { defineMiddleware } from '../src/core/middleware.js';
+import type { RunEvent } from '../src/core/run.js';
+import { AGENT_RUN_WORKFLOW } from '../src/workflows/api.js';
+import type { RecordedRequest } from './support/model-server.js';
+import { historyOf } from './support/history.js';
+import { useKeel, workflowBundle } from './support/keel.js';
+import { until } from './support/until.js';
+
+const retry = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
+const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+const systemOf = (r: RecordedRequest) => String((r.body.messages as { role: string; content: unknown }[]).find((m) => m.role === 'system')?.content ?? '');
+const toolResult = (events: RunEvent[], callId: string) => ofType(events, 'tool.finished').find((e) => e.callId === callId);
+
+const remember = defineTool({
+  name: 'remember',
+  description: 'Remember a value under a key.',
+  input: z.object({ key: z.string(), value: z.string() }),
+  execute: ({ key, value }, ctx) => {
+    ctx.state.set(key, value);
+    return `remembered ${key}`;
+  },
+});
+const recall = defineTool({
+  name: 'recall',
+  description: 'Recall the value of a key.',
+  input: z.object({ key: z.string() }),
+  readOnly: true,
+  execute: ({ key }, ctx) => JSON.stringify(ctx.state.get(key) ?? null),
+});
+const forget = defineTool({
+  name: 'forget',
+  description: 'Forget a key.',
+  input: z.object({ key: z.string() }),
+  execute: ({ key }, ctx) => {
+    ctx.state.delete(key);
+    return `forgot ${key}`;
+  },
+});
+const stamp = defineTool({
+  name: 'stamp',
+  description: 'Store the time (wrongly, as a Date).',
+  input: z.object({}),
+  execute: (_args, ctx) => {
+    ctx.state.set('when', new Date() as never);
+    return 'stamped';
+  },
+});
+const count = defineTool({
+  name: 'count',
+  description: 'Add one to the counter.',
+  input: z.object({}),
+  execute: (_args, ctx) => {
+    const n = (ctx.state.get<number>('n') ?? 0) + 1;
+    ctx.state.set('n', n);
+    return `n is ${n}`;
+  },
+});
+
+// Instructions as a function of the state: evaluated again when the state changed.
+const planner = defineAgent({
+  name: 'planner',
+  instructions: ({ state }) => `You plan. The plan is ${state.get<string>('plan') ?? 'not chosen'}.`,
+  model: 'openai:state-planner',
+  modelSettings: retry,
+  tools: [remember, recall, forget, stamp],
+});
+
+// Templates in static instructions.
+const greeter = defineAgent({
+  name: 'greeter',
+  instructions: 'Greet {name}. Tier: {tier?}. Keep {{braces}} and {"json": true} as they are.',
+  model: 'openai:state-greeter',
+  modelSettings: retry,
+});
+
+// Middleware writes, the tool reads what it wrote; a PreToolUse hook reads the state from its input.
+const dir = mkdtempSync(join(tmpdir(), 'keel-state-'));
+const hookScript = join(dir, 'pre-tool-use.sh');
+writeFileSync(hookScript, ['#!/bin/sh', `cat > '${dir}/hook-input.json'`, ''].join('\n'));
+chmodSync(hookScript, 0o755);
+const audit = defineMiddleware({
+  name: 'audit',
+  beforeCall: (call) => {
+    call.state.set('audited', call.tool);
+  },
+});
+const audited = defineAgent({
+  name: 'audited',
+  instructions: 'You recall.',
+  model: 'openai:state-audited',
+  modelSettings: retry,
+  tools: [recall],
+  middleware: [audit],
+  hooks: { PreToolUse: [{ matcher: 'recall', hooks: [{ type: 'command', command: hookScript }] }] },
+});
+
+// onTurnEnd reads and writes.
+const checker = defineAgent({
+  name: 'checker',
+  instructions: 'Check.',
+  model: 'openai:state-checker',
+  modelSettings: retry,
+  maxTurns: 3,
+  onTurnEnd: ({ state }) => {
+    if (state.get('checked')) return undefined;
+    state.set('checked', true);
+    return 'Check once more.';
+  },
+});
+
+const counter = defineAgent({ name: 'counter', instructions: 'Count.', model: 'anthropic:state-counter', modelSettings: retry, tools: [count], maxTurns: 40 });
+
+// Handoffs: the target reads the state the source wrote, and its template is filled from it.
+const support = defineAgent({
+  name: 'support',
+  instructions: 'You handle ticket {ticket}.',
+  model: 'openai:state-support',
+  modelSettings: retry,
+  tools: [recall],
+});
+const triage = defineAgent({ name: 'triage', instructions: 'You route.', model: 'openai:state-triage', modelSettings: retry, tools: [remember], handoffs: [ref('support')] });
+
+// Sub-agents: start with the parent's state; what they write comes back.
+const researcher = defineAgent({ name: 'researcher', instructions: 'You research.', model: 'openai:state-researcher', modelSettings: retry, tools: [recall, remember, forget] });
+const lead = defineAgent({ name: 'lead', instructions: 'You lead.', model: 'openai:state-lead', modelSettings: retry, tools: [recall], subAgents: [researcher] });
+
+const t = useKeel([planner, greeter, audited, checker, counter, support, triage, researcher, lead]);
+
+describe("a run's state", () => {
+  it('a tool writes it, a later tool and the next turn\'s instruction function read it; the client reads it', async () => {
+    t.server.script('state-planner', [
+      { toolCalls: [{ id: 'w1', name: 'remember', arguments: { key: 'plan', value: 'pro' } }] },
+      { toolCalls: [{ id: 'r1', name: 'recall', arguments: { key: 'plan' } }] },
+      { toolCalls: [{ id: 'd1', name: 'forget', arguments: { key: 'draft' } }] },
+      { text: 'Planned.' },
+    ]);
+    const run = await t.keel.client.start('planner', 'Choose a plan.', { state: { user: 'ada', draft: 'x' } });
+    const result = await run.result();
+    expect(result).toMatchObject({ status: 'completed', output: 'Planned.', state: { user: 'ada', plan: 'pro' } });
+    expect(result.state).not.toHaveProperty('draft');
+    expect(await run.state()).toEqual({ user: 'ada', plan: 'pro' });
+
+    const events = await run.events();
+    expect(toolResult(events, 'r1')).toMatchObject({ result: '"pro"', isError: false });
+    expect(ofType(events, 'state.changed')).toEqual([
+      expect.objectContaining({ turn: 1, keys: ['plan'], version: 1, callId: 'w1', tool: 'remember' }),
+      expect.objectContaining({ turn: 3, keys: ['draft'], version: 2, callId: 'd1', tool: 'forget' }),
+    ]);
+    const [first, second] = t.server.requests('state-planner');
+    expect(systemOf(first!)).toBe('You plan. The plan is not chosen.');
+    expect(systemOf(second!)).toBe('You plan. The plan is pro.');
+  });
+
+  it('middleware writes it before the call, the tool reads that, and a PreToolUse hook gets it in its input', async () => {
+    t.server.script('state-audited', [{ toolCalls: [{ id: 'a1', name: 'recall', arguments: { key: 'audited' } }] }, { text: 'Done.' }]);
+    const run = await t.keel.client.start('audited', 'Recall.', { state: { team: 'ops' } });
+    expect(await run.result()).toMatchObject({ status: 'completed', state: { team: 'ops', audited: 'recall' } });
+    expect(toolResult(await run.events(), 'a1')).toMatchObject({ result: '"recall"' });
+    await until(() => existsSync(join(dir, 'hook-input.json')), Boolean);
+    expect(JSON.parse(readFileSync(join(dir, 'hook-input.json'), 'utf8'))).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'recall', state: { team: 'ops' } });
+  });
+
+  it('onTurnEnd reads and writes it', async () => {
+    t.server.script('state-checker', [{ text: 'Checked.' }, { text: 'Checked twice.' }]);
+    const run = await t.keel.client.start('checker', 'Check.');
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Checked twice.', turns: 2, state: { checked: true } });
+    expect(ofType(await run.events(), 'state.changed')).toEqual([expect.objectContaining({ turn: 1, keys: ['checked'] })]);
+  });
+
+  it('fills {key} and {key?} in static instructions, keeps {{ }} and other braces, and the history replays', async () => {
+    t.server.script('state-greeter', [{ text: 'Hello, Ada.' }]);
+    const run = await t.keel.client.start('greeter', 'Say hello.', { state: { name: 'Ada' } });
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Hello, Ada.' });
+    expect(systemOf(t.server.requests('state-greeter').at(-1)!)).toBe('Greet Ada. Tier: . Keep {braces} and {"json": true} as they are.');
+    // The filled instructions are recorded with the spec: a replay sees what the model saw.
+    const sinks = { conversation: { append: { fn: () => undefined }, continued: { fn: () => undefined } }, state: { set: { fn: () => undefined } } };
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), sinks }, await historyOf(run), run.workflowId);
+  });
+
+  it('a missing required key fails the run, naming the key and how to set it, before any model call', async () => {
+    const before = t.server.requests('state-greeter').length;
+    const run = await t.keel.client.start('greeter', 'Say hello.', { state: { tier: 'gold' } });
+    await expect(run.result()).rejects.toThrow(/use \{name\}, but the run's state has no "name".*"state": \{"name": "\.\.\."\}.*\{name\?\}/);
+    expect(t.server.requests('state-greeter').length).toBe(before);
+  });
+
+  it('a value that is not plain JSON is refused with an error naming it; the state is left as it was', async () => {
+    t.server.script('state-planner', [{ toolCalls: [{ id: 's1', name: 'stamp', arguments: {} }] }, { text: 'Could not stamp.' }]);
+    const run = await t.keel.client.start('planner', 'Stamp it.', { state: { user: 'ada' } });
+    expect(await run.result()).toMatchObject({ status: 'completed', state: { user: 'ada' } });
+    expect(toolResult(await run.events(), 's1')).toMatchObject({ isError: true, result: expect.stringMatching(/state "when" is a Date: store date\.toISOString\(\)/) });
+    expect(ofType(await run.events(), 'state.changed')).toEqual([]);
+  });
+
+  it('a start state that is not a JSON object is refused at the boundary, by any client', async () => {
+    await expect(t.keel.client.start('planner', 'Go.', { state: { fn: (() => 1) as never } })).rejects.toThrow(/state\.fn is a function/);
+    const handle = await t.keel.env.client.workflow.start(AGENT_RUN_WORKFLOW, {
+      taskQueue: t.keel.taskQueue,
+      workflowId: `bad-state-${Date.now()}`,
+      args: [{ agent: 'planner', input: 'Go.', state: ['not', 'an', 'object'] }],
+    });
+    await expect(handle.result()).rejects.toThrow();
+    const run = t.keel.client.getHandle(handle.workflowId);
+    await expect(run.result()).rejects.toThrow(/"state" must be a JSON object of keys and values/);
+  });
+
+  it('is carried across continue-as-new: every write counts, in every execution', async () => {
+    const N = 12;
+    t.server.script('state-counter', (request) => {
+      const done = (request.body.messages as { role: string; content: unknown }[]).filter((m) => JSON.stringify(m.content).includes('tool_result')).length;
+      return done < N ? { toolCalls: [{ id: `c${done}`, name: 'count', arguments: {} }] } : { text: 'Counted.' };
+    });
+    const run = await t.keel.client.start('counter', 'Count to twelve.', { state: { n: 0 }, options: { continueAsNewAfterEvents: 30 } });
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Counted.', state: { n: N } });
+    const events = await run.events();
+    expect(ofType(events, 'run.continued').length).toBeGreaterThan(0);
+    expect(toolResult(events, `c${N - 1}`)).toMatchObject({ result: `n is ${N}` });
+    expect(await run.state()).toEqual({ n: N });
+  });
+
+  it('a handoff target shares it: it reads what the source wrote, and its template is filled from it', async () => {
+    t.server.script('state-triage', [
+      { toolCalls: [{ id: 't1', name: 'remember', arguments: { key: 'ticket', value: 'T-42' } }] },
+      { toolCalls: [{ id: 'h1', name: 'transfer_to_support', arguments: {} }] },
+    ]);
+    t.server.script('state-support', [{ toolCalls: [{ id: 'r2', name: 'recall', arguments: { key: 'ticket' } }] }, { text: 'On it.' }]);
+    const run = await t.keel.client.start('triage', 'My printer is on fire.');
+    expect(await run.result()).toMatchObject({ status: 'completed', agent: 'support', state: { ticket: 'T-42' } });
+    expect(toolResult(await run.events(), 'r2')).toMatchObject({ result: '"T-42"' });
+    expect(systemOf(t.server.requests('state-support').at(-1)!)).toBe('You handle ticket T-42.');
+  });
+
+  it("a sub-agent starts with the parent's state and its writes reach the parent when it returns", async () => {
+    t.server.script('state-researcher', [
+      { toolCalls: [{ id: 'q1', name: 'recall', arguments: { key: 'topic' } }] },
+      { toolCalls: [{ id: 'q2', name: 'remember', arguments: { key: 'finding', value: 'tides follow the moon' } }] },
+      { toolCalls: [{ id: 'q3', name: 'forget', arguments: { key: 'scratch' } }] },
+      { text: 'Found it.' },
+    ]);
+    t.server.script('state-lead', [
+      { toolCalls: [{ id: 'sa', name: 'researcher', arguments: { input: 'Research the topic.' } }] },
+      { toolCalls: [{ id: 'l2', name: 'recall', arguments: { key: 'finding' } }] },
+      { text: 'Reported.' },
+    ]);
+    const run = await t.keel.client.start('lead', 'Lead the research.', { state: { topic: 'tides', scratch: 1 } });
+    const result = await run.result();
+    expect(result).toMatchObject({ status: 'completed', state: { topic: 'tides', finding: 'tides follow the moon' } });
+    expect(result.state).not.toHaveProperty('scratch');
+    const events = await run.events();
+    expect(toolResult(events, 'l2')).toMatchObject({ result: '"tides follow the moon"' });
+    expect(ofType(events, 'state.changed')).toEqual([expect.objectContaining({ callId: 'sa', tool: 'researcher', keys: ['finding', 'scratch'] })]);
+    const child = t.keel.client.getHandle(`${run.workflowId}/researcher-sa`);
+    expect(toolResult(await child.events(), 'q1')).toMatchObject({ result: '"tides"' });
+  });
+});
