@@ -16,7 +16,7 @@ import type { RunEvent } from '../src/core/run.js';
 import { AGENT_RUN_WORKFLOW } from '../src/workflows/api.js';
 import type { RecordedRequest } from './support/model-server.js';
 import { historyOf } from './support/history.js';
-import { useKeel, workflowBundle } from './support/keel.js';
+import { providersFor, startKeel, useKeel, workflowBundle } from './support/keel.js';
 import { until } from './support/until.js';
 
 const retry = { retry: { initialInterval: '50ms', maximumInterval: '200ms' } };
@@ -120,6 +120,22 @@ const checker = defineAgent({
     return 'Check once more.';
   },
 });
+
+/** Call `held` waits for the test to let it go: the moment to swap workers. */
+const gate = { held: '', started: false, release: () => undefined as void };
+const hold = defineTool({
+  name: 'hold',
+  description: 'Wait a moment.',
+  input: z.object({}),
+  execute: async (_args, ctx) => {
+    if (ctx.callId === gate.held) {
+      gate.started = true;
+      await new Promise<void>((resolve) => (gate.release = resolve));
+    }
+    return 'held';
+  },
+});
+const swapper = defineAgent({ name: 'swapper', instructions: 'Remember, hold, recall.', model: 'openai:state-swapper', modelSettings: retry, tools: [remember, hold, recall] });
 
 const counter = defineAgent({ name: 'counter', instructions: 'Count.', model: 'anthropic:state-counter', modelSettings: retry, tools: [count], maxTurns: 40 });
 
@@ -264,5 +280,30 @@ describe("a run's state", () => {
     expect(ofType(events, 'state.changed')).toEqual([expect.objectContaining({ callId: 'sa', tool: 'researcher', keys: ['finding', 'scratch'] })]);
     const child = t.keel.client.getHandle(`${run.workflowId}/researcher-sa`);
     expect(toolResult(await child.events(), 'q1')).toMatchObject({ result: '"tides"' });
+  });
+
+  it('a new worker, whose cache never heard of the state, reads it from the run', async () => {
+    t.server.script('state-swapper', [
+      { toolCalls: [{ id: 'm1', name: 'remember', arguments: { key: 'color', value: 'teal' } }] },
+      { toolCalls: [{ id: 'hold1', name: 'hold', arguments: {} }] },
+      { toolCalls: [{ id: 'm2', name: 'recall', arguments: { key: 'color' } }] },
+      { text: 'Teal it is.' },
+    ]);
+    gate.held = 'hold1';
+    const taskQueue = `state-swap-${Date.now()}`;
+    const first = await startKeel({ agents: [swapper], providers: providersFor(t.server), taskQueue, workerOptions: { stickyQueueScheduleToStartTimeout: '1s' } });
+    const run = await first.client.start(swapper, 'Pick a color.', { state: { owner: 'ada' } });
+    await until(() => gate.started, Boolean, { what: 'the held call to start', intervalMs: 25 });
+    const stopping = first.stop();
+    gate.release();
+    await stopping;
+    const second = await startKeel({ agents: [swapper], providers: providersFor(t.server), taskQueue });
+    try {
+      const handle = second.client.getHandle(run.workflowId);
+      expect(await handle.result()).toMatchObject({ status: 'completed', state: { owner: 'ada', color: 'teal' } });
+      expect(toolResult(await handle.events(), 'm2')).toMatchObject({ result: '"teal"', isError: false });
+    } finally {
+      await second.stop();
+    }
   });
 });
