@@ -117,7 +117,22 @@ const chief = defineAgent({
   background: { agent: keeper, onParentEnd: 'continue' },
 });
 
-const t = useKeel([nester, ops, desk, guarded, spawner, stopper, persistent, keeper, chief]);
+// Remembered approvals, shared with a sub-agent both ways.
+const ran: string[] = [];
+const shell = defineTool({
+  name: 'Bash',
+  description: 'Run a shell command.',
+  input: z.object({ command: z.string() }),
+  requiresApproval: true,
+  execute: ({ command }) => {
+    ran.push(command);
+    return `ran: ${command}`;
+  },
+});
+const mate = defineAgent({ name: 'mate', instructions: 'You run commands.', model: 'openai:mate-model', modelSettings: retry, tools: [shell] });
+const captain = defineAgent({ name: 'captain', instructions: 'You command.', model: 'openai:captain-model', modelSettings: retry, tools: [shell], subAgents: [mate] });
+
+const t = useKeel([nester, ops, desk, guarded, spawner, stopper, persistent, keeper, chief, mate, captain]);
 
 describe('every kind of run', () => {
   it('a background agent whose own agent spawns past maxDepth gets an error result for that spawn', async () => {
@@ -251,5 +266,32 @@ describe('every kind of run', () => {
     const child = t.keel.client.getMonitor(`${run.workflowId}/tides`);
     expect(await child.result()).toMatchObject({ status: 'completed', state: { owner: 'Grace', tide: 'high' } });
     expect(await run.state()).toEqual({ owner: 'Grace' });
+  });
+
+  it('remembered approvals are shared with a sub-agent: it starts with the parent\'s, and those it adds come back', async () => {
+    t.server.script('captain-model', [
+      { toolCalls: [{ id: 'c1', name: 'Bash', arguments: { command: 'make release' } }] },
+      { toolCalls: [{ id: 'sub', name: 'mate', arguments: { input: 'Release, then deploy.' } }] },
+      { toolCalls: [{ id: 'c2', name: 'Bash', arguments: { command: 'make deploy' } }] },
+      { text: 'Released and deployed.' },
+    ]);
+    t.server.script('mate-model', [
+      { toolCalls: [{ id: 'm1', name: 'Bash', arguments: { command: 'make release' } }] },
+      { toolCalls: [{ id: 'm2', name: 'Bash', arguments: { command: 'make deploy' } }] },
+      { text: 'Done.' },
+    ]);
+    const run = await t.keel.client.start('captain', 'Ship it.');
+    await until(() => run.pending(), (p) => p.some((c) => c.callId === 'c1'), { what: 'c1 to wait' });
+    await run.approve('c1', { remember: true });
+    // The sub-agent runs `make release` without asking: the parent remembered it. `make deploy` asks, from the parent.
+    await until(() => run.pending(), (p) => p.some((c) => c.callId === 'm2'), { what: "the sub-agent's m2 to wait" });
+    expect(ran.filter((c) => c === 'make release')).toHaveLength(2);
+    await run.approve('m2', { remember: true });
+    // Back in the parent, `make deploy` runs without asking: the sub-agent remembered it.
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Released and deployed.' });
+    expect((await run.status()).rememberedRules).toEqual(['Bash(make release)', 'Bash(make deploy)']);
+    const asked = ofType(await run.events(), 'approval.requested').map((e) => e.callId);
+    expect(asked).toEqual(['c1']);
+    expect(ofType(await run.events(), 'tool.finished').find((e) => e.callId === 'c2')).toMatchObject({ result: 'ran: make deploy', isError: false });
   });
 });
