@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { ref } from '../src/core/handoff.js';
 import { defineMiddleware } from '../src/core/middleware.js';
+import { MissingStateKey, StateView, changesBetween, fillTemplate } from '../src/core/state.js';
 import type { RunEvent } from '../src/core/run.js';
 import { AGENT_RUN_WORKFLOW } from '../src/workflows/api.js';
 import type { RecordedRequest } from './support/model-server.js';
@@ -305,5 +306,32 @@ describe("a run's state", () => {
     } finally {
       await second.stop();
     }
+  });
+});
+
+describe('state, its pieces', () => {
+  it('fills templates: values as text or JSON, optional keys, literal braces, other braces left alone', () => {
+    const state = { name: 'Ada', n: 3, tags: ['a', 'b'], 'user.id': 'u1' };
+    expect(fillTemplate('Hi {name} ({n}) {tags} {user.id} {missing?}.', state)).toBe('Hi Ada (3) ["a","b"] u1 .');
+    expect(fillTemplate('{{name}} is {{literal}}; {"a": 1} and { spaced } stay; {1st} too', state)).toBe('{name} is {literal}; {"a": 1} and { spaced } stay; {1st} too');
+    expect(() => fillTemplate('Hi {nobody}.', state)).toThrow(MissingStateKey);
+  });
+
+  it('a view refuses what is not plain JSON, naming where, and keeps its own writes as the change set', () => {
+    const view = new StateView({ a: 1, b: 2 });
+    expect(() => view.set('m', new Map() as never)).toThrow(/state "m" is a Map, not a plain object/);
+    expect(() => view.set('deep', { when: [new Date()] } as never)).toThrow(/state "deep"\.when\[0\] is a Date/);
+    expect(() => view.set('u', undefined as never)).toThrow(/is undefined: delete the key instead/);
+    expect(() => view.set('x', 'y'.repeat(300 * 1024))).toThrow(/over its limit of 256 KB/);
+    view.set('c', { d: [1] });
+    view.delete('a');
+    expect(view.all()).toEqual({ b: 2, c: { d: [1] } });
+    expect(view.changes()).toEqual({ set: { c: { d: [1] } }, delete: ['a'] });
+    expect(() => new StateView({}, 'read-only here').set('k', 1)).toThrow(/Cannot write state "k" here: read-only here/);
+  });
+
+  it('the changes between two states are what changed, no more', () => {
+    expect(changesBetween({ a: 1, b: [1], c: 'x' }, { a: 1, b: [1, 2], d: true })).toEqual({ set: { b: [1, 2], d: true }, delete: ['c'] });
+    expect(changesBetween({ a: { b: 1 } }, { a: { b: 1 } })).toBeUndefined();
   });
 });
