@@ -90,7 +90,8 @@ const greeter = defineAgent({
 // Middleware writes, the tool reads what it wrote; a PreToolUse hook reads the state from its input.
 const dir = mkdtempSync(join(tmpdir(), 'keel-state-'));
 const hookScript = join(dir, 'pre-tool-use.sh');
-writeFileSync(hookScript, ['#!/bin/sh', `cat > '${dir}/hook-input.json'`, ''].join('\n'));
+// It also writes the state, through keel's own `state` field of a hook's JSON output.
+writeFileSync(hookScript, ['#!/bin/sh', `cat > '${dir}/hook-input.json'`, `echo '{"state": {"set": {"hooked": "yes"}, "delete": ["stale"]}}'`, ''].join('\n'));
 chmodSync(hookScript, 0o755);
 const audit = defineMiddleware({
   name: 'audit',
@@ -181,13 +182,20 @@ describe("a run's state", () => {
     expect(systemOf(second!)).toBe('You plan. The plan is pro.');
   });
 
-  it('middleware writes it before the call, the tool reads that, and a PreToolUse hook gets it in its input', async () => {
-    t.server.script('state-audited', [{ toolCalls: [{ id: 'a1', name: 'recall', arguments: { key: 'audited' } }] }, { text: 'Done.' }]);
-    const run = await t.keel.client.start('audited', 'Recall.', { state: { team: 'ops' } });
-    expect(await run.result()).toMatchObject({ status: 'completed', state: { team: 'ops', audited: 'recall' } });
+  it('middleware and a PreToolUse hook write it before the call, the tool reads that, and the hook gets it in its input', async () => {
+    t.server.script('state-audited', [
+      { toolCalls: [{ id: 'a1', name: 'recall', arguments: { key: 'audited' } }] },
+      { toolCalls: [{ id: 'a2', name: 'recall', arguments: { key: 'hooked' } }] },
+      { text: 'Done.' },
+    ]);
+    const run = await t.keel.client.start('audited', 'Recall.', { state: { team: 'ops', stale: true } });
+    const result = await run.result();
+    expect(result).toMatchObject({ status: 'completed', state: { team: 'ops', audited: 'recall', hooked: 'yes' } });
+    expect(result.state).not.toHaveProperty('stale');
     expect(toolResult(await run.events(), 'a1')).toMatchObject({ result: '"recall"' });
+    expect(toolResult(await run.events(), 'a2')).toMatchObject({ result: '"yes"' });
     await until(() => existsSync(join(dir, 'hook-input.json')), Boolean);
-    expect(JSON.parse(readFileSync(join(dir, 'hook-input.json'), 'utf8'))).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'recall', state: { team: 'ops' } });
+    expect(JSON.parse(readFileSync(join(dir, 'hook-input.json'), 'utf8'))).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'recall', state: { team: 'ops', hooked: 'yes', audited: 'recall' } });
   });
 
   it('onTurnEnd reads and writes it', async () => {

@@ -14,7 +14,7 @@ import type { GuardrailContext, GuardrailKind, GuardrailSubject, Tripwire } from
 import { hooksFor, hookInput, type HookEvent } from '../core/hooks.js';
 import type { JsonValue } from '../core/json.js';
 import type { PermissionMode } from '../core/permissions/index.js';
-import { StateView, type StateAccess } from '../core/state.js';
+import { StateView, writeThrough, type StateAccess } from '../core/state.js';
 import { policyVerdict, startTally, tally, toolGuardrails, WORKER_STAGES, type GateTally } from '../core/tool-gate.js';
 import { argumentsObject } from '../core/tool-pipeline.js';
 import type {
@@ -81,7 +81,7 @@ export function createChecks(deps: CheckDeps) {
       return withHeartbeats(async (signal) => {
         const { spec } = await resolve(deps, input.agent, input.spec);
         const target = hookTarget(input.event, input.fields);
-        const state = input.state !== undefined ? new StateView(await readState(deps.state, input.state)) : undefined;
+        const state = new StateView(input.state !== undefined ? await readState(deps.state, input.state) : {});
         const result = await runHooks(
           spec.hooks,
           input.event,
@@ -89,12 +89,15 @@ export function createChecks(deps: CheckDeps) {
           hookInput(input.event, { ...hookBase(spec, execution().workflowId, input.mode ?? 'default', state), ...input.fields }),
           { cwd: cwdOf(spec), signal, failClosed: spec.hooksFailClosed ?? false },
         );
+        const refused = writeThrough(state, result.state);
+        const changes = state.changes();
         return {
+          ...(changes && { stateChanges: changes }),
           ...(result.decision && { decision: result.decision }),
           ...(result.reason && { reason: result.reason }),
           ...(result.additionalContext && { additionalContext: result.additionalContext }),
           ...(result.stop && { stop: result.stop.reason || `a ${input.event} hook stopped the run` }),
-          errors: result.errors,
+          errors: refused ? [...result.errors, refused] : result.errors,
         };
       });
     },
@@ -184,7 +187,9 @@ const preToolUseHooks: BeforeStage = {
       hookInput('PreToolUse', { ...hookBase(spec, c.workflowId, mode, c.state), tool_name: call.name, tool_input: c.t.arguments, tool_use_id: call.id }),
       { cwd: cwdOf(spec), signal: c.signal, failClosed: spec.hooksFailClosed ?? false },
     );
-    if (hooks.errors.length > 0) c.out.hookErrors = hooks.errors;
+    const refused = writeThrough(c.state, hooks.state);
+    const errors = refused ? [...hooks.errors, refused] : hooks.errors;
+    if (errors.length > 0) c.out.hookErrors = errors;
     // `"continue": false` stops the run, whatever the hook decided about the call.
     if (hooks.stop) {
       c.out.tripped = { guardrail: 'PreToolUse hook', kind: 'toolInput', reason: hooks.stop.reason || 'a hook stopped the run', callId: call.id, tool: call.name };

@@ -8,7 +8,7 @@ import type { PermissionMode } from '../core/permissions/index.js';
 import { toolGuardrails, WORKER_STAGES } from '../core/tool-gate.js';
 import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';
-import { StateView } from '../core/state.js';
+import { StateView, writeThrough } from '../core/state.js';
 import { callProblem } from '../core/tool-pipeline.js';
 import type { ToolCallInput, ToolCallResult } from '../workflows/activity-types.js';
 import { composeWorkerStages, type WorkerStage } from './call-chain.js';
@@ -192,7 +192,9 @@ const postToolUseHooks: AfterStage = {
       ...(hooks.additionalContext ? [hooks.additionalContext] : []),
     ];
     if (notes.length > 0) result = { ...result, content: `${result.content}\n\n${notes.join('\n\n')}` };
-    if (hooks.errors.length > 0) result = { ...result, hookErrors: hooks.errors };
+    const refused = writeThrough(view.state, hooks.state);
+    const errors = refused ? [...hooks.errors, refused] : hooks.errors;
+    if (errors.length > 0) result = { ...result, hookErrors: errors };
     // `"continue": false`: the run stops after this call.
     if (hooks.stop) {
       result = { ...result, tripped: { guardrail: `${event} hook`, kind: 'toolOutput', reason: hooks.stop.reason || 'a hook stopped the run', callId: view.callId, tool: view.tool } };

@@ -188,6 +188,17 @@ export class StateView implements StateAccess {
   }
 }
 
+/** Writes a change set (a hook's) through a view; what the view refuses is returned as an error, not thrown. */
+export function writeThrough(view: StateAccess, changes: StateChanges | undefined): string | undefined {
+  try {
+    for (const [key, value] of Object.entries(changes?.set ?? {})) view.set(key, value);
+    for (const key of changes?.delete ?? []) view.delete(key);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 function structuredCopy(value: JsonValue | StateValues): JsonValue {
   return JSON.parse(JSON.stringify(value)) as JsonValue;
 }

@@ -143,7 +143,7 @@ export interface RunHooksInput extends StateRef {
   mode?: PermissionMode;
 }
 
-export interface RunHooksResult {
+export interface RunHooksResult extends StateWrites {
   decision?: 'allow' | 'ask' | 'deny' | 'block';
   reason?: string;
   additionalContext?: string;
