@@ -16,7 +16,7 @@ import { MissingStateKey, StateView, changesBetween, fillTemplate } from '../src
 import type { RunEvent } from '../src/core/run.js';
 import { AGENT_RUN_WORKFLOW } from '../src/workflows/api.js';
 import type { RecordedRequest } from './support/model-server.js';
-import { historyOf } from './support/history.js';
+import { activityEvents, historyBytes, historyOf } from './support/history.js';
 import { providersFor, startKeel, useKeel, workflowBundle } from './support/keel.js';
 import { until } from './support/until.js';
 
@@ -289,6 +289,24 @@ describe("a run's state", () => {
     expect(ofType(events, 'state.changed')).toEqual([expect.objectContaining({ callId: 'sa', tool: 'researcher', keys: ['finding', 'scratch'] })]);
     const child = t.keel.client.getHandle(`${run.workflowId}/researcher-sa`);
     expect(toolResult(await child.events(), 'q1')).toMatchObject({ result: '"tides"' });
+  });
+
+  it('history stays linear: a big state is stored once, not in every activity that reads it', async () => {
+    const CALLS = 6;
+    const big = 'x'.repeat(100 * 1024);
+    t.server.script('state-planner', (request) => {
+      const done = (request.body.messages as { role: string }[]).filter((m) => m.role === 'tool').length;
+      return done < CALLS ? { toolCalls: [{ id: `b${done}`, name: 'remember', arguments: { key: `k${done}`, value: 'v' } }] } : { text: 'Stored.' };
+    });
+    const run = await t.keel.client.start('planner', 'Store six keys.', { state: { big } });
+    expect(await run.result()).toMatchObject({ status: 'completed', state: { big, k0: 'v', k5: 'v' } });
+    const history = await historyOf(run);
+    // Each tool activity's input names the state's version; none carries the values.
+    const tools = activityEvents(history).filter((a) => a.type === 'toolCall');
+    expect(tools).toHaveLength(CALLS);
+    for (const call of tools) expect(call.inputBytes).toBeLessThan(1024);
+    // The state is in history once (the start input; the result holds it at the end): not once per call.
+    expect(historyBytes(history)).toBeLessThan(2 * big.length + 40 * 1024);
   });
 
   it('a new worker, whose cache never heard of the state, reads it from the run', async () => {
