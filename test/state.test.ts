@@ -123,18 +123,24 @@ const checker = defineAgent({
   },
 });
 
-/** Call `held` waits for the test to let it go: the moment to swap workers. */
-const gate = { held: '', started: false, release: () => undefined as void };
+/**
+ * Call `held` waits for the test to let it go (the moment to swap workers), then fails once: its
+ * retry runs on the new worker, whose first read of the state is a retried attempt's.
+ */
+const gate = { held: '', started: false, failed: false, release: () => undefined as void };
 const hold = defineTool({
   name: 'hold',
-  description: 'Wait a moment.',
+  description: 'Wait a moment, then read the color.',
   input: z.object({}),
+  retry: { maximumAttempts: 3, initialInterval: '100ms' },
   execute: async (_args, ctx) => {
-    if (ctx.callId === gate.held) {
+    if (ctx.callId === gate.held && !gate.failed) {
       gate.started = true;
       await new Promise<void>((resolve) => (gate.release = resolve));
+      gate.failed = true;
+      throw new Error('the first attempt fails');
     }
-    return 'held';
+    return JSON.stringify(ctx.state.get('color') ?? null);
   },
 });
 const swapper = defineAgent({ name: 'swapper', instructions: 'Remember, hold, recall.', model: 'openai:state-swapper', modelSettings: retry, tools: [remember, hold, recall] });
@@ -309,7 +315,7 @@ describe("a run's state", () => {
     expect(historyBytes(history)).toBeLessThan(2 * big.length + 40 * 1024);
   });
 
-  it('a new worker, whose cache never heard of the state, reads it from the run', async () => {
+  it("a new worker, whose cache never heard of the state, reads it from the run: a retried attempt from the run's history, a first one by query", async () => {
     t.server.script('state-swapper', [
       { toolCalls: [{ id: 'm1', name: 'remember', arguments: { key: 'color', value: 'teal' } }] },
       { toolCalls: [{ id: 'hold1', name: 'hold', arguments: {} }] },
@@ -328,6 +334,7 @@ describe("a run's state", () => {
     try {
       const handle = second.client.getHandle(run.workflowId);
       expect(await handle.result()).toMatchObject({ status: 'completed', state: { owner: 'ada', color: 'teal' } });
+      expect(toolResult(await handle.events(), 'hold1')).toMatchObject({ result: '"teal"', isError: false });
       expect(toolResult(await handle.events(), 'm2')).toMatchObject({ result: '"teal"', isError: false });
     } finally {
       await second.stop();
