@@ -24,7 +24,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AgentRegistry, ConversationCache, createActivities, runKey, type WorkflowBundle } from './activities/index.js';
+import { AgentRegistry, ConversationCache, StateCache, createActivities, runKey, type WorkflowBundle } from './activities/index.js';
 import type { Approver } from './core/approval.js';
 import type { AgentDefinition } from './core/define.js';
 import type { ModelProvider } from './core/model.js';
@@ -71,6 +71,7 @@ export function keelPlugin(options: KeelPluginOptions): KeelPlugin {
 export class KeelPlugin extends SimplePlugin {
   private readonly registry: AgentRegistry;
   private readonly cache = new ConversationCache();
+  private readonly stateCache = new StateCache();
   private readonly converterPath: string;
   /** The workflow code replays of keel's histories use on a cache miss: the worker's own bundle, else bundled when first needed. */
   private replayBundle: Promise<WorkflowBundle> | undefined;
@@ -159,6 +160,7 @@ export class KeelPlugin extends SimplePlugin {
       providers,
       client,
       cache: this.cache,
+      stateCache: this.stateCache,
       workflowBundle,
       ...(this.keel.approver && { approver: this.keel.approver }),
     });
@@ -166,6 +168,7 @@ export class KeelPlugin extends SimplePlugin {
 
   private sinks(): InjectedSinks<KeelSinks> {
     const cache = this.cache;
+    const stateCache = this.stateCache;
     return {
       conversation: {
         append: {
@@ -182,6 +185,9 @@ export class KeelPlugin extends SimplePlugin {
           },
           callDuringReplay: false,
         },
+      },
+      state: {
+        set: { fn: (info, version, values) => stateCache.put(runKey(info.workflowId, info.runId), { version, values }), callDuringReplay: false },
       },
     };
   }

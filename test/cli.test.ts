@@ -72,7 +72,7 @@ describe('keel --help', () => {
   it('lists the commands, the global options and examples', async () => {
     const { code, stdout } = await keel(['--help']);
     expect(code).toBe(0);
-    for (const command of ['worker', 'run', 'status', 'show', 'list', 'tree', 'demo', 'pending', 'approve', 'deny', 'mode']) {
+    for (const command of ['worker', 'run', 'status', 'state', 'show', 'list', 'tree', 'demo', 'pending', 'approve', 'deny', 'mode']) {
       expect(stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
     for (const option of ['--address', '--namespace', '--profile']) expect(stdout).toContain(option);
@@ -80,7 +80,7 @@ describe('keel --help', () => {
   });
 
   it('gives every command a help with an example', async () => {
-    for (const command of ['worker', 'run', 'status', 'show', 'list', 'tree', 'demo', 'pending', 'approve', 'deny', 'mode']) {
+    for (const command of ['worker', 'run', 'status', 'state', 'show', 'list', 'tree', 'demo', 'pending', 'approve', 'deny', 'mode']) {
       const { code, stdout } = await keel([command, '--help']);
       expect(code).toBe(0);
       expect(stdout).toContain(`Usage: keel ${command}`);
@@ -229,6 +229,18 @@ describe('keel worker, run, status, show, list', () => {
     await approvePostcard(id);
     const status = await until(() => keel(['status', id]), (r) => /status\s+completed/.test(r.stdout), { what: 'keel status to say completed', intervalMs: 250 });
     expect(status.stdout).toMatch(/status\s+completed/);
+  });
+
+  it('keel run --state starts the run with that state, and keel state prints it; a --state that is not an object is refused', async () => {
+    const id = `cli-state-${randomUUID().slice(0, 8)}`;
+    const started = await keel(['run', 'demo', 'Weather in Paris?', '--detach', '--id', id, '--task-queue', taskQueue, '--state', '{"traveller": "Ada"}']);
+    expect(started.code).toBe(0);
+    const state = await until(() => keel(['state', id]), (r) => r.code === 0, { what: 'keel state to answer', intervalMs: 250 });
+    expect(JSON.parse(state.stdout)).toEqual({ traveller: 'Ada' });
+    await approvePostcard(id);
+    const refused = await keel(['run', 'demo', 'Hi', '--detach', '--task-queue', taskQueue, '--state', '["Ada"]']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('--state must be a JSON object of keys and values');
   });
 
   it('an unknown agent fails at once with the error naming the known agents (exit 1)', async () => {

@@ -94,7 +94,28 @@ const pickFile = defineTool({ name: 'pick_file', description: 'Ask the user to p
 const readFile = defineTool({ name: 'read_file', description: "Read a file on the user's machine.", input: z.object({ path: z.string() }), runsOn: 'client' });
 const clientAgent = defineAgent({ name: 'replay-client', instructions: 'Read files.', model: 'openai:replay-client', modelSettings: fast, tools: [pickFile, readFile] });
 
-const t = useKeel([...agents, helper, ...monitors, sessionAgent, clientAgent]);
+// The run's state: written by a tool and by a sub-agent, read by instructions evaluated again, carried across continue-as-new.
+const note = defineTool({
+  name: 'note',
+  description: 'Note a word in the state.',
+  input: z.object({ word: z.string() }),
+  execute: ({ word }, ctx) => {
+    ctx.state.set('words', [...(ctx.state.get<string[]>('words') ?? []), word]);
+    return `noted ${word}`;
+  },
+});
+const stateHelper = defineAgent({ name: 'replay-state-helper', instructions: 'Note for {owner}.', model: 'openai:replay-state-helper', modelSettings: fast, tools: [note] });
+const stateful = defineAgent({
+  name: 'replay-state',
+  instructions: ({ state }) => `Words so far: ${(state.get<string[]>('words') ?? []).join(', ') || 'none'}.`,
+  model: 'openai:replay-state',
+  modelSettings: fast,
+  tools: [note],
+  subAgents: [stateHelper],
+  maxTurns: 20,
+});
+
+const t = useKeel([...agents, helper, ...monitors, sessionAgent, clientAgent, stateHelper, stateful]);
 
 /** The workflow ID a fixture file replays under (see the file's comment). */
 const workflowIdOf = (file: string) => decodeURIComponent(file.replace(/(~[^~]*)?\.json$/, ''));
@@ -354,6 +375,25 @@ describe('replay', () => {
     ];
     expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
     record(histories.map(({ workflowId, history, label }) => ({ file: fileOf(workflowId, label), history })));
+  });
+
+  it("replays the history of a run with state (a tool's writes, a sub-agent's, instructions of the state, continue-as-new)", async () => {
+    await t.keel.env.client.workflow.getHandle('replay-state').terminate('a new recording').catch(() => undefined);
+    t.server.script('replay-state-helper', [{ toolCalls: [{ id: 'h1', name: 'note', arguments: { word: 'helped' } }] }, { text: 'Noted.' }]);
+    t.server.script('replay-state', (request) => {
+      const done = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
+      if (done === 2) return { toolCalls: [{ id: 'sub', name: 'replay-state-helper', arguments: { input: 'Note a word.' } }] };
+      return done < 5 ? { toolCalls: [{ id: `n${done}`, name: 'note', arguments: { word: `w${done}` } }] } : { text: 'five notes' };
+    });
+    const run = await t.keel.client.start('replay-state', 'Note words.', { workflowId: 'replay-state', state: { owner: 'ada' }, options: { continueAsNewAfterEvents: 30 } });
+    expect(await run.result()).toMatchObject({ status: 'completed', state: { owner: 'ada', words: ['w0', 'w1', 'helped', 'w3', 'w4'] } });
+    const child = t.keel.client.getHandle('replay-state/replay-state-helper-sub');
+    const histories = [
+      { workflowId: run.workflowId, history: await historyOf(run) },
+      { workflowId: child.workflowId, history: await historyOf(child) },
+    ];
+    expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
+    record(histories.map(({ workflowId, history }) => ({ file: fileOf(workflowId), history })));
   });
 
   it.each(['', 'v0.2/', 'v0.1/'])('replays the stored fixtures in histories/%s', async (folder) => {

@@ -90,7 +90,49 @@ const persistent = defineAgent({
   onTurnEnd: ({ answer }) => (answer.includes('B') ? undefined : 'You have not checked B yet.'),
 });
 
-const t = useKeel([nester, ops, desk, guarded, spawner, stopper, persistent]);
+// The run's state, in a monitor and in a background agent.
+const note = defineTool({
+  name: 'note',
+  description: 'Note a value under a key in the state.',
+  input: z.object({ key: z.string(), value: z.string() }),
+  execute: ({ key, value }, ctx) => {
+    ctx.state.set(key, value);
+    return `noted ${key}`;
+  },
+});
+const read = defineTool({
+  name: 'read',
+  description: 'Read a key of the state.',
+  input: z.object({ key: z.string() }),
+  readOnly: true,
+  execute: ({ key }, ctx) => JSON.stringify(ctx.state.get(key) ?? null),
+});
+const keeper = defineAgent({ name: 'keeper', instructions: 'You keep notes for {owner}.', model: 'openai:keeper-model', modelSettings: retry, tools: [note, read] });
+const chief = defineAgent({
+  name: 'chief',
+  instructions: 'You delegate.',
+  model: 'openai:chief-model',
+  modelSettings: retry,
+  tools: [read],
+  background: { agent: keeper, onParentEnd: 'continue' },
+});
+
+// Remembered approvals, shared with a sub-agent both ways.
+const ran: string[] = [];
+const shell = defineTool({
+  name: 'Bash',
+  description: 'Run a shell command.',
+  input: z.object({ command: z.string() }),
+  requiresApproval: true,
+  execute: ({ command }) => {
+    ran.push(command);
+    return `ran: ${command}`;
+  },
+});
+const mate = defineAgent({ name: 'mate', instructions: 'You run commands.', model: 'openai:mate-model', modelSettings: retry, tools: [shell] });
+const captain = defineAgent({ name: 'captain', instructions: 'You command.', model: 'openai:captain-model', modelSettings: retry, tools: [shell], subAgents: [mate] });
+
+const t = useKeel([nester, ops, desk, guarded, spawner, stopper, persistent, keeper, chief, mate, captain]);
 
 describe('every kind of run', () => {
   it('a background agent whose own agent spawns past maxDepth gets an error result for that spawn', async () => {
@@ -225,5 +267,64 @@ describe('every kind of run', () => {
     expect(await persisting.send('second')).toMatchObject({ status: 'completed', output: 'Only A.', turns: 4 });
     expect(await persisting.send('third')).toMatchObject({ status: 'completed', output: 'Only A.', turns: 4 });
     expect(ofType(await persisting.events(), 'turn.continued')).toHaveLength(6);
+  });
+
+  it("a monitor starts with its state, fills its instructions from it, and its tools write it", async () => {
+    t.server.script('keeper-model', (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'tool' && last.tool_call_id === 'n1') return done('noted the weather');
+      return { toolCalls: [{ id: 'n1', name: 'note', arguments: { key: 'weather', value: 'rain' } }] };
+    });
+    const monitor = await t.keel.client.startMonitor('keeper', 'Note the weather.', { state: { owner: 'Ada' } });
+    expect(await monitor.result()).toMatchObject({ kind: 'monitor', status: 'completed', state: { owner: 'Ada', weather: 'rain' } });
+    expect(await monitor.state()).toEqual({ owner: 'Ada', weather: 'rain' });
+    const first = t.server.requests('keeper-model').find((r) => text(r).includes('Note the weather.'))!;
+    expect(JSON.stringify(messagesOf(first)[0])).toContain('You keep notes for Ada.');
+    expect(ofType(await monitor.run.events(), 'state.changed')).toEqual([expect.objectContaining({ keys: ['weather'], callId: 'n1' })]);
+  });
+
+  it("a background agent starts with a copy of its parent's state; its writes stay its own", async () => {
+    t.server.script('keeper-model', (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'tool' && last.tool_call_id === 'bg1') return done('noted the tide');
+      return { toolCalls: [{ id: 'bg1', name: 'note', arguments: { key: 'tide', value: 'high' } }] };
+    });
+    t.server.script('chief-model', (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'tool' && last.tool_call_id === 'sp') return { text: 'Delegated.' };
+      return { toolCalls: [{ id: 'sp', name: 'spawn_agent', arguments: { name: 'tides', goal: 'Note the tide.' } }] };
+    });
+    const run = await t.keel.client.start('chief', 'Delegate the tide.', { state: { owner: 'Grace' } });
+    expect(await run.result()).toMatchObject({ status: 'completed', state: { owner: 'Grace' } });
+    const child = t.keel.client.getMonitor(`${run.workflowId}/tides`);
+    expect(await child.result()).toMatchObject({ status: 'completed', state: { owner: 'Grace', tide: 'high' } });
+    expect(await run.state()).toEqual({ owner: 'Grace' });
+  });
+
+  it('remembered approvals are shared with a sub-agent: it starts with the parent\'s, and those it adds come back', async () => {
+    t.server.script('captain-model', [
+      { toolCalls: [{ id: 'c1', name: 'Bash', arguments: { command: 'make release' } }] },
+      { toolCalls: [{ id: 'sub', name: 'mate', arguments: { input: 'Release, then deploy.' } }] },
+      { toolCalls: [{ id: 'c2', name: 'Bash', arguments: { command: 'make deploy' } }] },
+      { text: 'Released and deployed.' },
+    ]);
+    t.server.script('mate-model', [
+      { toolCalls: [{ id: 'm1', name: 'Bash', arguments: { command: 'make release' } }] },
+      { toolCalls: [{ id: 'm2', name: 'Bash', arguments: { command: 'make deploy' } }] },
+      { text: 'Done.' },
+    ]);
+    const run = await t.keel.client.start('captain', 'Ship it.');
+    await until(() => run.pending(), (p) => p.some((c) => c.callId === 'c1'), { what: 'c1 to wait' });
+    await run.approve('c1', { remember: true });
+    // The sub-agent runs `make release` without asking: the parent remembered it. `make deploy` asks, from the parent.
+    await until(() => run.pending(), (p) => p.some((c) => c.callId === 'm2'), { what: "the sub-agent's m2 to wait" });
+    expect(ran.filter((c) => c === 'make release')).toHaveLength(2);
+    await run.approve('m2', { remember: true });
+    // Back in the parent, `make deploy` runs without asking: the sub-agent remembered it.
+    expect(await run.result()).toMatchObject({ status: 'completed', output: 'Released and deployed.' });
+    expect((await run.status()).rememberedRules).toEqual(['Bash(make release)', 'Bash(make deploy)']);
+    const asked = ofType(await run.events(), 'approval.requested').map((e) => e.callId);
+    expect(asked).toEqual(['c1']);
+    expect(ofType(await run.events(), 'tool.finished').find((e) => e.callId === 'c2')).toMatchObject({ result: 'ran: make deploy', isError: false });
   });
 });

@@ -14,6 +14,7 @@ import type { GuardrailContext, GuardrailKind, GuardrailSubject, Tripwire } from
 import { hooksFor, hookInput, type HookEvent } from '../core/hooks.js';
 import type { JsonValue } from '../core/json.js';
 import type { PermissionMode } from '../core/permissions/index.js';
+import { StateView, writeThrough, type StateAccess } from '../core/state.js';
 import { policyVerdict, startTally, tally, toolGuardrails, WORKER_STAGES, type GateTally } from '../core/tool-gate.js';
 import { argumentsObject } from '../core/tool-pipeline.js';
 import type {
@@ -31,10 +32,12 @@ import { runHooks } from './hooks.js';
 import { keepAlive } from './keep-alive.js';
 import { execution, recordedSpec, type RecordedSpecDeps } from './recorded-spec.js';
 import type { AgentRegistry } from './registry.js';
+import { readState, type StateReaderDeps } from './state-reader.js';
 
 export interface CheckDeps extends RecordedSpecDeps {
   registry: AgentRegistry;
   approver?: Approver;
+  state: StateReaderDeps;
 }
 
 /** A middleware or guardrail that throws: retried a few times, then the run fails with this. */
@@ -45,12 +48,15 @@ export function createChecks(deps: CheckDeps) {
     async checkToolCall(input: CheckToolCallInput): Promise<CheckToolCallResult> {
       return withHeartbeats(async (signal) => {
         const { agent, spec } = await resolve(deps, input.agent, input.spec);
-        const call: BeforeCall = { agent, spec, input, signal, workflowId: execution().workflowId, t: startTally(argumentsObject(input.call.arguments) ?? {}), out: { steps: [] } };
+        const state = new StateView(await readState(deps.state, input.state));
+        const call: BeforeCall = { agent, spec, input, signal, state, workflowId: execution().workflowId, t: startTally(argumentsObject(input.call.arguments) ?? {}), out: { steps: [] } };
         call.out.steps = call.t.steps;
         await composeWorkerStages(beforeStages(agent, spec, input.recheck === true), async () => undefined)(call);
         const { t, out } = call;
+        const changes = state.changes();
         return {
           ...out,
+          ...(changes && { stateChanges: changes }),
           ...(t.decision && { decision: t.decision, stage: t.stage, reason: t.reason }),
           ...(t.rewritten && { arguments: t.arguments }),
         };
@@ -75,19 +81,23 @@ export function createChecks(deps: CheckDeps) {
       return withHeartbeats(async (signal) => {
         const { spec } = await resolve(deps, input.agent, input.spec);
         const target = hookTarget(input.event, input.fields);
+        const state = new StateView(input.state !== undefined ? await readState(deps.state, input.state) : {});
         const result = await runHooks(
           spec.hooks,
           input.event,
           target,
-          hookInput(input.event, { ...hookBase(spec, execution().workflowId, input.mode ?? 'default'), ...input.fields }),
+          hookInput(input.event, { ...hookBase(spec, execution().workflowId, input.mode ?? 'default', state), ...input.fields }),
           { cwd: cwdOf(spec), signal, failClosed: spec.hooksFailClosed ?? false },
         );
+        const refused = writeThrough(state, result.state);
+        const changes = state.changes();
         return {
+          ...(changes && { stateChanges: changes }),
           ...(result.decision && { decision: result.decision }),
           ...(result.reason && { reason: result.reason }),
           ...(result.additionalContext && { additionalContext: result.additionalContext }),
           ...(result.stop && { stop: result.stop.reason || `a ${input.event} hook stopped the run` }),
-          errors: result.errors,
+          errors: refused ? [...result.errors, refused] : result.errors,
         };
       });
     },
@@ -127,6 +137,8 @@ interface BeforeCall {
   spec: AgentSpec;
   input: CheckToolCallInput;
   signal: AbortSignal;
+  /** The run's state for this call's stages: middleware may write it. */
+  state: StateView;
   workflowId: string;
   t: GateTally;
   out: CheckToolCallResult;
@@ -148,7 +160,7 @@ function beforeStages(agent: AgentDefinition, spec: AgentSpec, recheck: boolean)
       async run(c, next) {
         const { call, turn, context } = c.input;
         const verdict = await guarded(`middleware "${m.name}"`, () =>
-          m.beforeCall!({ agent: agent.name, workflowId: c.workflowId, turn, callId: call.id, tool: call.name, arguments: c.t.arguments, context }),
+          m.beforeCall!({ agent: agent.name, workflowId: c.workflowId, turn, callId: call.id, tool: call.name, arguments: c.t.arguments, context, state: c.state }),
         );
         if (tally(c.t, m.name, verdict ?? undefined)) await next();
       },
@@ -172,10 +184,12 @@ const preToolUseHooks: BeforeStage = {
       spec.hooks,
       'PreToolUse',
       call.name,
-      hookInput('PreToolUse', { ...hookBase(spec, c.workflowId, mode), tool_name: call.name, tool_input: c.t.arguments, tool_use_id: call.id }),
+      hookInput('PreToolUse', { ...hookBase(spec, c.workflowId, mode, c.state), tool_name: call.name, tool_input: c.t.arguments, tool_use_id: call.id }),
       { cwd: cwdOf(spec), signal: c.signal, failClosed: spec.hooksFailClosed ?? false },
     );
-    if (hooks.errors.length > 0) c.out.hookErrors = hooks.errors;
+    const refused = writeThrough(c.state, hooks.state);
+    const errors = refused ? [...hooks.errors, refused] : hooks.errors;
+    if (errors.length > 0) c.out.hookErrors = errors;
     // `"continue": false` stops the run, whatever the hook decided about the call.
     if (hooks.stop) {
       c.out.tripped = { guardrail: 'PreToolUse hook', kind: 'toolInput', reason: hooks.stop.reason || 'a hook stopped the run', callId: call.id, tool: call.name };
@@ -271,9 +285,13 @@ export async function runGuardrails(
   return undefined;
 }
 
-/** The fields every hook input has, as Claude Code names them. */
-export function hookBase(spec: AgentSpec, workflowId: string, mode: PermissionMode) {
-  return { sessionId: workflowId, cwd: cwdOf(spec), permissionMode: mode };
+/**
+ * The fields every hook input has, as Claude Code names them; and keel's own `state`, the run's
+ * state, when it has any (Claude Code's hooks ignore fields they do not know).
+ */
+export function hookBase(spec: AgentSpec, workflowId: string, mode: PermissionMode, state?: StateAccess) {
+  const values = state?.all();
+  return { sessionId: workflowId, cwd: cwdOf(spec), permissionMode: mode, ...(values && Object.keys(values).length > 0 && { state: values }) };
 }
 
 export function cwdOf(spec: AgentSpec): string {

@@ -18,6 +18,7 @@
 import type { Client } from '@temporalio/client';
 import { Worker, type InjectedSinks, type ReplayWorkerOptions } from '@temporalio/worker';
 import type { Message } from '../core/messages.js';
+import type { StateSnapshot } from '../core/state.js';
 import { transcriptQuery, type KeelSinks } from '../workflows/api.js';
 
 export type WorkflowBundle = NonNullable<ReplayWorkerOptions['workflowBundle']>;
@@ -30,6 +31,8 @@ const MAX_REPLAYS = 2;
 /** What one execution holds of the conversation: its own messages and those it was handed on. */
 export interface ExecutionMessages {
   messages: Map<number, Message>;
+  /** The run's state at the end of the history replayed (only `replay` says), when it had any. */
+  state?: StateSnapshot;
   /** The execution it continues, when it continued an earlier one. */
   previousRunId?: string;
 }
@@ -85,6 +88,7 @@ export class ConversationReader {
       const history = await this.client.workflow.getHandle(workflowId, runId).fetchHistory();
       const own: (Message | undefined)[] = [];
       const handed = new Map<number, Message>();
+      let state: StateSnapshot | undefined;
       const sinks: InjectedSinks<KeelSinks> = {
         conversation: {
           append: {
@@ -102,12 +106,20 @@ export class ConversationReader {
           },
           continued: { fn: () => undefined, callDuringReplay: false },
         },
+        state: {
+          set: {
+            fn: (_info, version, values) => {
+              if (!state || version >= state.version) state = { version, values };
+            },
+            callDuringReplay: true,
+          },
+        },
       };
       await Worker.runReplayHistory({ workflowBundle, sinks, replayName: `conversation of ${workflowId}` }, history, workflowId);
       const messages = new Map(handed);
       own.forEach((m, i) => m && messages.set(i, m));
       const previousRunId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
-      return { messages, ...(previousRunId && { previousRunId }) };
+      return { messages, ...(previousRunId && { previousRunId }), ...(state && { state }) };
     } finally {
       this.release();
     }

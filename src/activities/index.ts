@@ -5,10 +5,12 @@ import { ErrorTypes } from '../core/errors.js';
 import type { ModelProvider } from '../core/model.js';
 import type { Approver } from '../core/approval.js';
 import { PERMISSION_MODES } from '../core/permissions/index.js';
+import { MissingStateKey, StateView, fillTemplate, type StateValues } from '../core/state.js';
 import type { AgentActivities, ResolveAgentInput, ResolveHandoffInput, ResolveHandoffResult } from '../workflows/activity-types.js';
 import { createChecks } from './checks.js';
 import { ConversationCache } from './conversation-cache.js';
 import { ConversationReader, type WorkflowBundle } from './conversation-reader.js';
+import { StateCache } from './state-reader.js';
 import { createModelTurn } from './model-turn.js';
 import type { AgentRegistry } from './registry.js';
 import { createToolCall } from './tool-call.js';
@@ -18,12 +20,15 @@ import { createReadConversation } from './read-conversation.js';
 export { AgentRegistry } from './registry.js';
 export { ConversationCache, runKey } from './conversation-cache.js';
 export { ConversationReader, type WorkflowBundle } from './conversation-reader.js';
+export { StateCache } from './state-reader.js';
 
 export interface ActivityDeps {
   registry: AgentRegistry;
   providers: { get(provider: string): ModelProvider };
   client: Client;
   cache?: ConversationCache;
+  /** Each run's latest state, filled by the workflow's `state` sink. */
+  stateCache?: StateCache;
   /** The workflow code, for reading a run's conversation from its history without a worker. */
   /** keel's workflow code, for replays of a run's history on a cache miss (or how to get it, once). */
   workflowBundle?: WorkflowBundle | (() => Promise<WorkflowBundle>);
@@ -33,23 +38,26 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps): AgentActivities {
   const cache = deps.cache ?? new ConversationCache();
+  const stateCache = deps.stateCache ?? new StateCache();
   // Specs runs recorded, by fingerprint: asked of a run once per worker.
   const specs = new Map<string, AgentSpec>();
   const reader = new ConversationReader(deps.client, deps.workflowBundle);
+  const state = { stateCache, reader, client: deps.client };
   return {
     resolveAgent: (input) => resolveAgent(deps.registry, input, deps.approver !== undefined),
+    resolveInstructions: async (input) => ({ instructions: (await resolveAgent(deps.registry, input, deps.approver !== undefined)).instructions }),
     modelTurn: createModelTurn({ ...deps, cache, specs, reader }),
-    toolCall: createToolCall({ ...deps, specs }),
-    ...createChecks({ ...deps, specs }),
+    toolCall: createToolCall({ ...deps, specs, state }),
+    ...createChecks({ ...deps, specs, state }),
     resolveHandoff: (input) => resolveHandoff(deps.registry, input, deps.approver !== undefined),
-    turnEnd: (input) => turnEnd(deps.registry, input),
+    turnEnd: (input) => turnEnd(deps.registry, input, state),
     readConversation: createReadConversation(reader, deps.client),
   };
 }
 
 /** The spec a run records: the agent's, with the run's overrides applied and its instructions evaluated. */
 async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | string, approver: boolean): Promise<AgentSpec> {
-  const { agent: name, context, overrides } = typeof input === 'string' ? { agent: input } : input;
+  const { agent: name, context, overrides, state } = typeof input === 'string' ? { agent: input } : input;
   if (typeof name !== 'string') throw invalid('The agent name must be a string.');
   const agent = registry.get(name);
   const spec: AgentSpec = { ...agent.spec };
@@ -91,7 +99,9 @@ async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | 
   if (agent.instructions && overrides?.instructions === undefined) {
     let text: unknown;
     try {
-      text = await agent.instructions({ agent: agent.name, context });
+      const view = new StateView(state ?? {}, READ_ONLY_IN_INSTRUCTIONS);
+      text = await agent.instructions({ agent: agent.name, context, state: view });
+      if (view.read) spec.instructionsFromState = true;
     } catch (err) {
       // Retried (a few times, as local activities are): the function may read something that comes back.
       throw ApplicationFailure.create({
@@ -101,8 +111,26 @@ async function resolveAgent(registry: AgentRegistry, input: ResolveAgentInput | 
     }
     if (typeof text !== 'string') throw invalid(`The instructions function of agent "${agent.name}" must return a string.`);
     spec.instructions = text;
+  } else {
+    // Static instructions (the agent's, or an override) are a template of the run's state.
+    spec.instructions = filledInstructions(agent.name, spec.instructions, state ?? {});
   }
   return spec;
+}
+
+const READ_ONLY_IN_INSTRUCTIONS = "instructions read the run's state; write it from a tool, middleware or onTurnEnd.";
+
+/** `{key}` placeholders filled from the state; a required key it lacks fails the run, naming the key. */
+function filledInstructions(agent: string, text: string, state: StateValues): string {
+  try {
+    return fillTemplate(text, state);
+  } catch (err) {
+    if (!(err instanceof MissingStateKey)) throw err;
+    throw invalid(
+      `The instructions of agent "${agent}" use {${err.key}}, but the run's state has no "${err.key}". ` +
+        `Give it in the run's state at start (for example "state": {"${err.key}": "..."}), or write {${err.key}?} to make it optional.`,
+    );
+  }
 }
 
 /**
@@ -131,7 +159,14 @@ async function resolveHandoff(registry: AgentRegistry, input: ResolveHandoffInpu
   if (!registry.find(input.to)) {
     return { refused: `this worker has no agent "${input.to}" (it serves ${registry.names().join(', ')}).` };
   }
-  return { spec: await resolveAgent(registry, { agent: input.to, ...(input.context !== undefined && { context: input.context }) }, approver) };
+  const target = { agent: input.to, ...(input.context !== undefined && { context: input.context }), ...(input.state && { state: input.state }) };
+  try {
+    return { spec: await resolveAgent(registry, target, approver) };
+  } catch (err) {
+    // The target's instructions need a state key the run lacks: the model hears why, the run goes on.
+    if (err instanceof ApplicationFailure && err.type === ErrorTypes.InvalidInput) return { refused: err.message };
+    throw err;
+  }
 }
 
 /** Whether any call of the agent can need approval: only then does the approver matter to its runs. */

@@ -8,6 +8,7 @@ import type { PermissionMode } from '../core/permissions/index.js';
 import { toolGuardrails, WORKER_STAGES } from '../core/tool-gate.js';
 import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';
+import { StateView, writeThrough } from '../core/state.js';
 import { callProblem } from '../core/tool-pipeline.js';
 import type { ToolCallInput, ToolCallResult } from '../workflows/activity-types.js';
 import { composeWorkerStages, type WorkerStage } from './call-chain.js';
@@ -16,6 +17,7 @@ import { runHooks } from './hooks.js';
 import { keepAlive } from './keep-alive.js';
 import { recordedSpec, type RecordedSpecDeps } from './recorded-spec.js';
 import type { AgentRegistry } from './registry.js';
+import { readState, type StateReaderDeps } from './state-reader.js';
 
 /** After a cancel, how long a tool may take to stop before the call is reported cancelled anyway. */
 export const CANCEL_GRACE_MS = 5_000;
@@ -26,7 +28,7 @@ export const CANCEL_GRACE_MS = 5_000;
  * arguments, a throwing tool) becomes an error result the model sees; only a tool with a retry
  * setting has its failures retried by Temporal, until its last attempt.
  */
-export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistry }) {
+export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistry; state: StateReaderDeps }) {
   return async function toolCall(input: ToolCallInput): Promise<ToolCallResult> {
     const { agent: agentName, turn, call, context } = input;
     const agent = deps.registry.serving(agentName);
@@ -46,6 +48,8 @@ export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistr
     const ctx = Context.current();
     const execution = ctx.info.workflowExecution;
     const spec = input.spec !== undefined ? await recordedSpec(deps, agent, input.spec) : undefined;
+    // One view for the whole call: the tool sees what middleware wrote before it, hooks after it see both.
+    const state = new StateView(await readState(deps.state, input.state));
     const view: MiddlewareCall = {
       agent: agent.name,
       workflowId: execution?.workflowId ?? '',
@@ -54,10 +58,15 @@ export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistr
       tool: call.name,
       arguments: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {},
       context,
+      state,
     };
     // The middleware the run recorded (the worker's own code for each), not whatever this worker has today.
     const middleware = spec ? middlewareOf(agent, spec) : [];
-    const after = (r: ToolResultMessage) => afterCall({ ctx, spec, agent, view, middleware, mode: input.mode ?? 'default' }, r);
+    const after = async (r: ToolResultMessage): Promise<ToolCallResult> => {
+      const result = await afterCall({ ctx, spec, agent, view, middleware, mode: input.mode ?? 'default' }, r);
+      const changes = state.changes();
+      return changes ? { ...result, stateChanges: changes } : result;
+    };
 
     // A client tool's call was answered by a client: the stages after the call run on its answer.
     if (input.answered) return after(result(input.answered.content, input.answered.isError ?? false));
@@ -80,6 +89,7 @@ export function createToolCall(deps: RecordedSpecDeps & { registry: AgentRegistr
           turn,
           callId: call.id,
           context,
+          state,
           signal: ctx.cancellationSignal,
           heartbeat,
         })),
@@ -179,7 +189,7 @@ const postToolUseHooks: AfterStage = {
       spec.hooks,
       event,
       view.tool,
-      hookInput(event, { ...hookBase(spec, view.workflowId, mode), tool_name: view.tool, tool_input: view.arguments, tool_use_id: view.callId, ...fields }),
+      hookInput(event, { ...hookBase(spec, view.workflowId, mode, view.state), tool_name: view.tool, tool_input: view.arguments, tool_use_id: view.callId, ...fields }),
       { cwd: cwdOf(spec), signal: ctx.cancellationSignal, failClosed: spec.hooksFailClosed ?? false },
     );
     const notes = [
@@ -187,7 +197,9 @@ const postToolUseHooks: AfterStage = {
       ...(hooks.additionalContext ? [hooks.additionalContext] : []),
     ];
     if (notes.length > 0) result = { ...result, content: `${result.content}\n\n${notes.join('\n\n')}` };
-    if (hooks.errors.length > 0) result = { ...result, hookErrors: hooks.errors };
+    const refused = writeThrough(view.state, hooks.state);
+    const errors = refused ? [...hooks.errors, refused] : hooks.errors;
+    if (errors.length > 0) result = { ...result, hookErrors: errors };
     // `"continue": false`: the run stops after this call.
     if (hooks.stop) {
       result = { ...result, tripped: { guardrail: `${event} hook`, kind: 'toolOutput', reason: hooks.stop.reason || 'a hook stopped the run', callId: view.callId, tool: view.tool } };

@@ -15,6 +15,7 @@ import { type PermissionMode } from '../core/permissions/index.js';
 import type { JsonValue } from '../core/json.js';
 import type { AgentRunInput, RunOptions, RunOverrides } from '../core/run.js';
 import type { MonitorBudgets, MonitorInput, MonitorOptions } from '../core/monitor.js';
+import { jsonProblem, type StateValues } from '../core/state.js';
 import { MonitorHandle } from './monitor-handle.js';
 import { SessionHandle } from './session-handle.js';
 import type { SessionInput, SessionOptions } from '../core/session.js';
@@ -43,6 +44,11 @@ export interface StartOptions {
   taskQueue?: string;
   /** Plain JSON the run's tools and instructions see (`ctx.context`); recorded with the run. */
   context?: JsonValue;
+  /**
+   * The run's state at its start: plain JSON values by key that its tools, hooks and middleware
+   * read and write (`ctx.state`), and that fill `{key}` placeholders in static instructions.
+   */
+  state?: StateValues;
   /** This run's model (`provider:model`) or turn limit, instead of the agent's. */
   model?: string;
   maxTurns?: number;
@@ -65,6 +71,8 @@ export interface MonitorStartOptions {
   workflowId?: string;
   taskQueue?: string;
   context?: JsonValue;
+  /** The monitor's state at its start (see StartOptions.state). */
+  state?: StateValues;
   /** This monitor's model (`provider:model`), instead of the agent's. */
   model?: string;
   budgets?: MonitorBudgets;
@@ -129,6 +137,7 @@ export class AgentClient {
       agent: name,
       input,
       ...(options.context !== undefined && { context: options.context }),
+      ...(options.state !== undefined && { state: checkedState(options.state) }),
       ...(Object.keys(overrides).length > 0 && { overrides }),
       ...(options.options && { options: options.options }),
     };
@@ -149,6 +158,7 @@ export class AgentClient {
       agent: name,
       goal,
       ...(options.context !== undefined && { context: options.context }),
+      ...(options.state !== undefined && { state: checkedState(options.state) }),
       ...(options.model !== undefined && { overrides: { model: options.model } }),
       ...(options.budgets && { budgets: options.budgets }),
       ...(options.options && { options: options.options }),
@@ -286,3 +296,13 @@ function explainStartFailure(err: unknown, namespace: string): unknown {
 }
 
 
+
+/** A state to start with, checked before anything is sent: an object of plain JSON values. */
+function checkedState(state: StateValues): StateValues {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) {
+    throw new TypeError('The state must be an object of keys and values, such as { user: "ada" }.');
+  }
+  const problem = jsonProblem(state, 'state');
+  if (problem) throw new TypeError(`Cannot start with this state: ${problem}. A run's state holds plain JSON only.`);
+  return state;
+}

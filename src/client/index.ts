@@ -59,6 +59,7 @@ export type { MiddlewareCall, MiddlewareDefinition, MiddlewareOptions, Middlewar
 export type { ApprovalAnswer, ApprovalDecision, ApprovalReceipt, ApprovalRequest, Approver, PendingApproval } from '../core/approval.js';
 export type { CommandHook, HookEvent, HookHandler, HookMatcher, HooksConfig, HttpHook } from '../core/hooks.js';
 export type { JsonValue } from '../core/json.js';
+export type { StateAccess, StateChanges, StateSnapshot, StateValues } from '../core/state.js';
 export type { AgentSpec, ApprovalSettings, ModelSettings, RetrySettings, ToolSpec } from '../core/agent-spec.js';
 export type { AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage } from '../core/messages.js';
 export type {
@@ -120,6 +121,7 @@ export {
   permissionModeSignal,
   resumeSignal,
   specQuery,
+  stateQuery,
   statusQuery,
   statusSearchAttribute,
   stopSignal,

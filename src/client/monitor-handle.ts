@@ -1,6 +1,7 @@
 /** A running monitor, from a client: its status, and the messages and commands it takes. */
 import { WorkflowFailedError } from '@temporalio/client';
 import type { MonitorResult, MonitorState } from '../core/monitor.js';
+import type { StateValues } from '../core/state.js';
 import type { Message } from '../core/messages.js';
 import type { RunEvent } from '../core/run.js';
 import { injectUpdate, monitorStatusQuery, pauseSignal, resumeSignal, stopSignal, wakeSignal } from '../workflows/api.js';
@@ -21,6 +22,11 @@ export class MonitorHandle {
   /** `{ phase, nextWakeAt, wakeReason, turns, usage, cost, lastTurn, inbox, budgets }`. */
   status(): Promise<MonitorState> {
     return this.run.workflow.query(monitorStatusQuery);
+  }
+
+  /** The monitor's state now (see RunHandle.state). */
+  state(): Promise<StateValues> {
+    return this.run.state();
   }
 
   /** Waits for the monitor's end: its stop reason, totals and report_done's detail. A failed monitor throws RunFailedError. */

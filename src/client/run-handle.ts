@@ -9,8 +9,9 @@ import { PERMISSION_MODES, type PermissionMode } from '../core/permissions/index
 import type { Message } from '../core/messages.js';
 import type { AgentRunResult, RunEvent, RunState } from '../core/run.js';
 import type { ClientToolHandlers, ClientToolReceipt, ClientToolResult, PendingClientCall } from '../core/client-tools.js';
-import { approveSignal, approveUpdate, clientToolCallsQuery, permissionModeSignal, statusQuery } from '../workflows/api.js';
+import { approveSignal, approveUpdate, clientToolCallsQuery, permissionModeSignal, stateQuery, statusQuery } from '../workflows/api.js';
 import { sendClientToolResult, serveClientTools, type ServeClientToolsOptions, type ServedCall } from './client-tools.js';
+import type { StateValues } from '../core/state.js';
 import { innermostError } from '../core/errors.js';
 import { readEvents, readMessages } from './run-chain.js';
 import { summarize, type RunSummary } from './run-summary.js';
@@ -86,6 +87,11 @@ export class RunHandle<O = unknown> {
 
   status(): Promise<RunState> {
     return this.workflow.query(statusQuery);
+  }
+
+  /** The run's state now: the values its tools, hooks and middleware have written (and those it started with). */
+  async state(): Promise<StateValues> {
+    return (await this.workflow.query(stateQuery)).values;
   }
 
   /** What the run does or waits for now, as the Temporal UI shows it ("turn 3 of at most 10: waiting for ..."). */

@@ -111,6 +111,11 @@ export interface AgentSpec {
   name: string;
   description: string;
   instructions: string;
+  /**
+   * The instructions are a function that read the run's state: the run evaluates them again
+   * before a turn when the state has changed since (the `resolveInstructions` local activity).
+   */
+  instructionsFromState?: true;
   /** `provider:model`, for example `openai:gpt-4.1`, `anthropic:claude-sonnet-4-5`, `demo:weather`. */
   model: string;
   tools: ToolSpec[];

@@ -20,6 +20,17 @@ export const BOUNDARY_SCHEMAS = {
       "context": {
         "description": "Plain JSON the run's tools (ctx.context) and instructions see, at most 64 KB."
       },
+      "state": {
+        "type": "object",
+        "propertyNames": {
+          "type": "string"
+        },
+        "additionalProperties": {
+          "description": "Any JSON value."
+        },
+        "description": "A run's state: plain JSON values by key, at most 256 KB. Tools, hooks and middleware read and write it (ctx.state); it fills {key} placeholders in static instructions.",
+        "x-message": "must be a JSON object of keys and values, such as { \"user\": \"ada\", \"plan\": \"pro\" }"
+      },
       "overrides": {
         "$ref": "#/$defs/RunOverrides"
       },
@@ -49,6 +60,12 @@ export const BOUNDARY_SCHEMAS = {
           },
           "forwardEvents": {
             "type": "boolean"
+          },
+          "remembered": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           }
         },
         "required": [
@@ -143,6 +160,17 @@ export const BOUNDARY_SCHEMAS = {
       },
       "context": {
         "description": "Plain JSON the run's tools (ctx.context) and instructions see, at most 64 KB."
+      },
+      "state": {
+        "type": "object",
+        "propertyNames": {
+          "type": "string"
+        },
+        "additionalProperties": {
+          "description": "Any JSON value."
+        },
+        "description": "A run's state: plain JSON values by key, at most 256 KB. Tools, hooks and middleware read and write it (ctx.state); it fills {key} placeholders in static instructions.",
+        "x-message": "must be a JSON object of keys and values, such as { \"user\": \"ada\", \"plan\": \"pro\" }"
       },
       "overrides": {
         "$ref": "#/$defs/RunOverrides"

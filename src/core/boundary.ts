@@ -20,6 +20,7 @@ import type { PermissionMode } from './permissions/index.js';
 import type { AgentRunInput } from './run.js';
 import type { EndInput, NewSessionInput, RewindInput, SendInput, SessionInput } from './session.js';
 import { schemaIssues, type SchemaIssue } from './schema-check.js';
+import { STATE_BYTES } from './state.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -54,6 +55,13 @@ function contextProblem(input: Record<string, unknown>): string | undefined {
   return `"context" must be at most ${CONTEXT_BYTES / 1024} KB of JSON (pass references, such as IDs, not data)`;
 }
 
+function stateProblem(input: Record<string, unknown>): string | undefined {
+  if (!isObject(input.state)) return undefined;
+  const bytes = utf8Bytes(JSON.stringify(input.state) ?? '');
+  if (bytes <= STATE_BYTES) return undefined;
+  return `"state" must be at most ${STATE_BYTES / 1024} KB of JSON, got ${bytes} bytes (keep references, such as IDs, in the state, not data)`;
+}
+
 function invalidInput(workflow: string, found: string[], expected: string): ApplicationFailure {
   return ApplicationFailure.create({
     type: ErrorTypes.InvalidInput,
@@ -71,6 +79,8 @@ export function checkAgentRunInput(input: unknown, continuing: boolean): asserts
   if (isObject(input)) {
     const context = contextProblem(input);
     if (context) found.push(context);
+    const state = stateProblem(input);
+    if (state) found.push(state);
     // Only the workflow itself continues a run; a caller cannot hand it a state.
     if (input.continued !== undefined && !continuing) found.push('"continued" is set by keel when a run continues as new, never by a caller');
   }
@@ -101,6 +111,8 @@ export function checkMonitorInput(input: unknown, continuing: boolean): asserts 
   if (isObject(input)) {
     const context = contextProblem(input);
     if (context) found.push(context);
+    const state = stateProblem(input);
+    if (state) found.push(state);
     if (input.continued !== undefined && !continuing) found.push('"continued" is set by keel when a monitor continues as new, never by a caller');
   }
   if (found.length > 0) throw invalidInput('agentMonitor', found, '{"agent": "<name>", "goal": "<first prompt>", "budgets"?: {...}}');

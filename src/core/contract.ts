@@ -18,6 +18,7 @@ import type { Message, ToolCall } from './messages.js';
 import type { LastTurn, MonitorPhase, MonitorResult, MonitorState, MonitorStopReason } from './monitor.js';
 import type { AgentRunResult, EventPage, RunEvent, RunState, RunStatus, TranscriptPage } from './run.js';
 import type { Checkpoint, RewindResult, SessionEndReason, SessionResult, SessionRunResult, SessionRunStatus, SessionState } from './session.js';
+import type { StateSnapshot } from './state.js';
 import {
   agentRunInputSchema,
   approvalDecisionSchema,
@@ -33,6 +34,7 @@ import {
   rewindInputSchema,
   sendInputSchema,
   sessionInputSchema,
+  stateValuesSchema,
   type Same,
 } from './schemas.js';
 import type { Usage } from './usage.js';
@@ -179,6 +181,13 @@ const eventUnion = z.discriminatedUnion('type', [
   ev('approval.rejected', { callId: callId.optional(), error: z.string() }, 'A decision that could not be applied: nothing changed.'),
   ev('signal.rejected', { signal: z.string(), error: z.string() }, 'A signal whose payload could not be decoded: recorded, not delivered; the run goes on.'),
   ev('permission.mode', { mode: permissionModeSchema, by: z.literal('signal') }),
+  ev('state.changed', {
+    turn: z.number().int(),
+    keys: z.array(z.string()).describe('The keys set or deleted.'),
+    version: z.number().int().describe("The state's version after the change (the state query answers it)."),
+    callId: z.string().optional().describe('The call that wrote them (a sub-agent call: what its run wrote).'),
+    tool: z.string().optional(),
+  }),
   ev('handoff', { turn, from: z.string(), to: z.string(), callId, input: z.string().optional() }, 'The run was handed to another agent.'),
   ev('subagent.started', { turn, callId, agent: z.string(), workflowId: z.string() }),
   ev('subagent.finished', { turn, callId, agent: z.string(), workflowId: z.string(), status: z.string() }),
@@ -241,6 +250,8 @@ export const agentRunResultSchema = z
     turns: z.number().int(),
     agent: z.string().describe('The agent in charge at the end.'),
     blocked: tripwireSchema.optional().describe('What blocked a blocked run.'),
+    state: stateValuesSchema.optional().describe("The run's state at its end, when it had any."),
+    rememberedRules: z.array(z.string()).optional().describe("Allow rules the run's approvals remembered."),
   })
   .describe("agentRun's result. A failed run fails the workflow with an ApplicationFailure whose type is one of the failure types.");
 
@@ -320,6 +331,7 @@ export const monitorResultSchema = z
     usage: usageSchema,
     cost: z.number(),
     agent: z.string(),
+    state: stateValuesSchema.optional().describe("The monitor's state at its end, when it had any."),
   })
   .describe("agentMonitor's result.");
 
@@ -377,6 +389,9 @@ export const sessionResultSchema = z
 export const rewindResultSchema = z
   .object({ checkpoint: z.string(), message: z.string().describe('The message removed, to edit and send again.'), messages: z.number().int(), agent: z.string() })
   .describe('What rewind answers.');
+export const stateSnapshotSchema = z
+  .object({ version: z.number().int().describe('One more with each change.'), values: stateValuesSchema })
+  .describe("The state query's answer: the run's state.");
 
 const agentSpecSchema = z
   .custom<object>((v) => typeof v === 'object')
@@ -424,6 +439,7 @@ const common = {
     events: { description: 'A bounded page of the events with seq greater than the argument (default 0), of those this execution holds.', args: [z.number().int().optional()], result: eventPageSchema },
     spec: { description: 'The spec the run recorded with this fingerprint, or null.', args: [z.string()], result: agentSpecSchema.nullable() },
     clientToolCalls: { description: "Client tools' calls waiting for a client, with their arguments.", args: [], result: z.array(pendingClientCallSchema) },
+    state: { description: "The run's state (its values and version): what its tools, hooks and middleware read and write.", args: [], result: stateSnapshotSchema },
   },
   signals: {
     approve: { description: 'A decision on a waiting call. A bad one is recorded as an approval.rejected event; it never fails the run.', args: [approvalDecisionSchema] },
@@ -561,4 +577,5 @@ export type ContractChecks = [
   Expect<Same<z.output<typeof sessionStateSchema>, SessionState>>,
   Expect<Same<z.output<typeof sessionResultSchema>, SessionResult>>,
   Expect<Same<z.output<typeof rewindResultSchema>, RewindResult>>,
+  Expect<Same<z.output<typeof stateSnapshotSchema>, StateSnapshot>>,
 ];

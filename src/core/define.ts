@@ -28,6 +28,7 @@ import type { JsonValue } from './json.js';
 import type { JsonSchema } from './json-schema.js';
 import type { MiddlewareDefinition } from './middleware.js';
 import type { PermissionSettings } from './permissions/index.js';
+import type { StateAccess } from './state.js';
 import { stopConditionProblem } from './stop-when.js';
 
 /** The largest tool result a tool may allow itself: half of Temporal's 2 MB payload limit. */
@@ -46,6 +47,11 @@ export interface ToolContext {
   /** The run's `context`, as given at start (plain JSON), or undefined. */
   context: JsonValue | undefined;
   /**
+   * The run's state: `get(key)`, `set(key, value)`, `delete(key)`. Writes (plain JSON only) reach
+   * the run when the call finishes, and later calls, turns and handoff targets see them.
+   */
+  state: StateAccess;
+  /**
    * Aborted when the tool activity is cancelled (the run was cancelled). Stop then: keel waits
    * a few seconds for the tool to end before it reports the call cancelled.
    */
@@ -61,6 +67,8 @@ export interface ToolContext {
 export interface InstructionsContext {
   agent: string;
   context: JsonValue | undefined;
+  /** The run's state when the run starts (or is handed to this agent); read-only here. */
+  state: StateAccess;
 }
 
 export interface ToolOptions<S extends z.ZodType> {
@@ -328,6 +336,8 @@ export interface TurnEndContext {
   answer: string;
   /** The run's context. */
   context: JsonValue | undefined;
+  /** The run's state, to read and write. */
+  state: StateAccess;
   workflowId: string;
 }
 

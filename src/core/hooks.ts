@@ -6,6 +6,7 @@
  * Pure: the workflow imports it to decide which hooks an event has and to read their verdicts;
  * the runner that spawns commands and posts to URLs is src/activities/hooks.ts.
  */
+import type { StateChanges } from './state.js';
 import { oneLine } from './text.js';
 
 export type HookEvent =
@@ -282,6 +283,8 @@ export interface HookVerdict {
   systemMessage?: string;
   /** `"continue": false`: the run should stop, whatever else was decided. */
   stop?: { reason?: string };
+  /** keel's own: `"state": { "set"?: {...}, "delete"?: [...] }` writes the run's state. */
+  state?: StateChanges;
   /**
    * A non-blocking error (a status other than 0 or 2 without valid JSON, a 2 where the event
    * cannot block, unusable output, a non-2xx answer, a timeout, a crash): reported, decides
@@ -378,6 +381,7 @@ function fromJson(event: HookEvent, label: string, json: Record<string, unknown>
   const verdict: HookVerdict = { handler: label };
   if (typeof json.systemMessage === 'string') verdict.systemMessage = json.systemMessage;
   if (json.continue === false) verdict.stop = typeof json.stopReason === 'string' ? { reason: json.stopReason } : {};
+  if (isObject(json.state)) verdict.state = json.state as StateChanges;
   const specific = isObject(json.hookSpecificOutput) ? json.hookSpecificOutput : {};
   if (typeof specific.additionalContext === 'string') verdict.additionalContext = specific.additionalContext;
 
@@ -416,6 +420,11 @@ function outputProblem(event: HookEvent, json: Record<string, unknown>): string 
       json.decision !== 'approve' &&
       `"decision" must be "block" (or omitted), got ${JSON.stringify(json.decision)}`);
   if (problem) return problem;
+  if (json.state !== undefined) {
+    const s = json.state;
+    const ok = isObject(s) && (s.set === undefined || isObject(s.set)) && (s.delete === undefined || (Array.isArray(s.delete) && s.delete.every((k) => typeof k === 'string')));
+    if (!ok) return `"state" must be an object such as { "set": { "key": "value" }, "delete": ["other"] }`;
+  }
   const specific = json.hookSpecificOutput;
   if (specific === undefined) return undefined;
   if (!isObject(specific)) return `"hookSpecificOutput" must be an object`;
@@ -452,6 +461,8 @@ export interface HookResult {
   systemMessage?: string;
   /** Some handler said `"continue": false`: stop the run; this wins over any decision. */
   stop?: { reason?: string };
+  /** What the handlers wrote to the run's state, in config order (a later handler's write of a key wins). */
+  state?: StateChanges;
   /** Non-blocking errors, each as "<handler>: <error>", to log. */
   errors: string[];
   verdicts: HookVerdict[];
@@ -485,6 +496,8 @@ export function combineHookVerdicts(verdicts: HookVerdict[]): HookResult {
   result.systemMessage = join(verdicts.map((v) => v.systemMessage));
   const stops = verdicts.filter((v) => v.stop);
   if (stops.length) result.stop = { reason: join(stops.map((v) => v.stop?.reason)) };
+  const writes = verdicts.filter((v) => v.state);
+  if (writes.length) result.state = mergeChanges(writes.map((v) => v.state!));
 
   if (result.decision !== 'deny' && result.decision !== 'block') {
     const rewrites = verdicts.filter((v) => v.updatedInput);
@@ -518,4 +531,16 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 function dropUndefined<T extends object>(value: T): T {
   for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key];
   return value;
+}
+
+/** Change sets one after another, as one: a later set or delete of a key replaces an earlier one. */
+function mergeChanges(list: StateChanges[]): StateChanges {
+  const last = new Map<string, { value: unknown } | null>();
+  for (const c of list) {
+    for (const [key, value] of Object.entries(c.set ?? {})) last.set(key, { value });
+    for (const key of c.delete ?? []) last.set(key, null);
+  }
+  const set = Object.fromEntries([...last].filter(([, v]) => v !== null).map(([k, v]) => [k, v!.value])) as StateChanges['set'];
+  const deleted = [...last].filter(([, v]) => v === null).map(([k]) => k);
+  return { ...(Object.keys(set ?? {}).length > 0 && { set }), ...(deleted.length > 0 && { delete: deleted }) };
 }

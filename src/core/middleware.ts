@@ -7,6 +7,7 @@
  * after it.
  */
 import type { JsonValue } from './json.js';
+import type { StateAccess } from './state.js';
 
 export interface MiddlewareCall {
   /** The agent in charge. */
@@ -18,6 +19,8 @@ export interface MiddlewareCall {
   /** The arguments as the earlier stages left them. */
   arguments: Record<string, unknown>;
   context: JsonValue | undefined;
+  /** The run's state, to read and write (the tool's call sees what beforeCall wrote). */
+  state: StateAccess;
 }
 
 export interface MiddlewareVerdict {

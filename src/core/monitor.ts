@@ -9,6 +9,7 @@ import type { PendingClientCall } from './client-tools.js';
 import type { ParentLink } from './background.js';
 import type { JsonValue } from './json.js';
 import type { ContinuedState, RunOverrides } from './run.js';
+import type { StateValues } from './state.js';
 import type { Usage } from './usage.js';
 
 /** Why a monitor ended. `failed` ends the workflow with a failure; the others are its result. */
@@ -78,6 +79,8 @@ export interface MonitorInput {
   agent: string;
   goal: string;
   context?: JsonValue;
+  /** The run's state at its start (see AgentRunInput.state). */
+  state?: StateValues;
   overrides?: RunOverrides;
   budgets?: MonitorBudgets;
   options?: MonitorOptions;
@@ -159,6 +162,8 @@ export interface MonitorResult {
   usage: Usage;
   cost: number;
   agent: string;
+  /** The monitor's state at its end, when it had any. */
+  state?: StateValues;
 }
 
 export const DEFAULT_MONITOR_MAX_TURNS = 50;

@@ -9,6 +9,7 @@ import type { Message, ToolCall } from './messages.js';
 import type { MonitorStopReason } from './monitor.js';
 import type { PermissionMode } from './permissions/index.js';
 import type { SessionEndReason, SessionRunStatus, SessionStartSource } from './session.js';
+import type { StateValues } from './state.js';
 import type { Usage } from './usage.js';
 
 /** Where a run is. Also the value of the `KeelStatus` search attribute. */
@@ -27,6 +28,12 @@ export interface AgentRunInput {
    * run's dependencies, such as a user or tenant ID. Recorded in the run's input.
    */
   context?: JsonValue;
+  /**
+   * The run's state at its start: a JSON key-value map that its tools, hooks, middleware and
+   * instruction functions read and write (`ctx.state`), and that fills `{key}` placeholders in
+   * static instructions.
+   */
+  state?: StateValues;
   /** Per-run changes to the agent, recorded in the run's spec. */
   overrides?: RunOverrides;
   options?: RunOptions;
@@ -46,6 +53,8 @@ export interface ParentRun {
   maxDepth: number;
   /** Send this run's events to the parent, which adds them to its own log. */
   forwardEvents?: boolean;
+  /** The allow rules the parent's approvals remembered: the sub-agent's calls get them too. */
+  remembered?: string[];
 }
 
 export interface RunOverrides {
@@ -74,6 +83,10 @@ export interface ContinuedState {
   /** The agent in charge, and every spec the run recorded: one run, one spec per agent. */
   agent: string;
   specs: AgentSpec[];
+  /** The fingerprint of the agent in charge's spec (several of its specs may be recorded: handoffs, instructions of the state). */
+  agentSpec?: string;
+  /** The state's version that the agent in charge's instructions were evaluated with. */
+  instructionsAt?: number;
   context?: JsonValue;
   /** Messages and events the earlier executions hold. */
   messages: number;
@@ -89,6 +102,9 @@ export interface ContinuedState {
   permissionMode?: PermissionMode;
   /** Allow rules approvals added ("allow again"). */
   remembered?: string[];
+  /** The run's state and its version, when it has any. */
+  state?: StateValues;
+  stateVersion?: number;
   /** Handoffs so far, and what the agent in charge sees of the conversation before the last one. */
   handoffs?: number;
   handoffView?: HandoffView;
@@ -131,6 +147,10 @@ export interface AgentRunResult<O = unknown> {
   agent: string;
   /** What blocked a `blocked` run (its output is then null). */
   blocked?: Tripwire;
+  /** The run's state at its end, when it had any. */
+  state?: StateValues;
+  /** Allow rules the run's approvals remembered (a sub-agent's flow back to its parent). */
+  rememberedRules?: string[];
 }
 
 /** Answer of the `status` query: the shape every kind of run shares (a monitor's adds its own fields). */
@@ -249,6 +269,8 @@ export type RunEvent = EventBase &
     /** A signal whose payload could not be decoded (not JSON): recorded, not delivered. */
     | { type: 'signal.rejected'; signal: string; error: string }
     | { type: 'permission.mode'; mode: PermissionMode; by: 'signal' }
+    /** The run's state changed: the keys set or deleted, by the call (or the sub-agent's call) that wrote them. */
+    | { type: 'state.changed'; turn: number; keys: string[]; version: number; callId?: string; tool?: string }
     /** The run was handed to another agent: it answers from the next turn on. */
     | { type: 'handoff'; turn: number; from: string; to: string; callId: string; input?: string }
     | { type: 'subagent.started'; turn: number; callId: string; agent: string; workflowId: string }

@@ -18,6 +18,7 @@ import type { BackgroundReport, ParentLink } from './background.js';
 import { HOOK_EVENTS, unsupportedHookReason, type CommandHook, type HookEvent, type HookMatcher, type HttpHook, type HooksConfig } from './hooks.js';
 import type { JsonValue } from './json.js';
 import { CONTEXT_BYTES, utf8Bytes } from './limits.js';
+import { STATE_BYTES } from './state.js';
 import { normalizePath, parseRule, type PermissionSettings } from './permissions/index.js';
 import type { MonitorBudgets, MonitorCarried, MonitorInput, MonitorOptions, TurnRetryRule } from './monitor.js';
 import type { AgentRunInput, ContinuedState, ParentRun, RunOptions, RunOverrides } from './run.js';
@@ -118,6 +119,13 @@ const contextSchema = jsonValueSchema
   })
   .meta({ description: `Plain JSON the run's tools (ctx.context) and instructions see, at most ${CONTEXT_BYTES / 1024} KB.` });
 
+const STATE_MESSAGE = 'must be a JSON object of keys and values, such as { "user": "ada", "plan": "pro" }';
+
+/** A run's state: a JSON object (any values), at most STATE_BYTES (boundary.ts checks the size). */
+export const stateValuesSchema = z
+  .record(z.string(), jsonValueSchema, { error: STATE_MESSAGE })
+  .meta({ description: `A run's state: plain JSON values by key, at most ${STATE_BYTES / 1024} KB. Tools, hooks and middleware read and write it (ctx.state); it fills {key} placeholders in static instructions.`, 'x-message': STATE_MESSAGE });
+
 const object = (message: string) => (iss: { code: string }) => (iss.code === 'invalid_type' ? message : undefined);
 /** An object's sentences: when it is not an object, and for a field it does not take. */
 const objectSaid = (message: string, unknown = 'is not a field keel knows; remove it') => ({ 'x-message': message, 'x-unknown': unknown });
@@ -149,6 +157,7 @@ const parentRunSchema = z
     depth: z.number().int().min(1),
     maxDepth: z.number().int().min(0),
     forwardEvents: z.boolean().optional(),
+    remembered: z.array(z.string()).optional(),
   })
   .meta({ description: "Set by keel for a sub-agent's run: the run and call it answers, and how deep it is." });
 
@@ -165,6 +174,7 @@ export const agentRunInputSchema = z
       agent: nonEmpty('must be a non-empty string').meta({ description: 'Name of a registered agent.' }),
       input: text('must be a string (the prompt)').meta({ description: "The user's prompt." }),
       context: contextSchema.optional(),
+      state: stateValuesSchema.optional(),
       overrides: runOverridesSchema.optional(),
       options: runOptionsSchema.optional(),
       continued: continuedStateSchema.optional(),
@@ -238,6 +248,7 @@ export const monitorInputSchema = z
       agent: nonEmpty('must be a non-empty string').meta({ description: 'Name of a registered agent.' }),
       goal: nonBlank('must be a non-empty string (the first prompt)').meta({ description: "The monitor's goal: its first turn's prompt." }),
       context: contextSchema.optional(),
+      state: stateValuesSchema.optional(),
       overrides: runOverridesSchema.optional(),
       budgets: monitorBudgetsSchema.optional(),
       options: monitorOptionsSchema.optional(),

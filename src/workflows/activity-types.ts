@@ -12,12 +12,28 @@ import type { JsonValue } from '../core/json.js';
 import type { AssistantMessage, Message, ToolCall, ToolResultMessage } from '../core/messages.js';
 import type { StopReason } from '../core/model.js';
 import type { HandoffView, RunOverrides } from '../core/run.js';
+import type { StateChanges, StateValues } from '../core/state.js';
 import type { Usage } from '../core/usage.js';
 
 export interface ResolveAgentInput {
   agent: string;
   context?: JsonValue;
+  /** The run's state: it fills the static instructions' `{key}` placeholders; instruction functions read it. */
+  state?: StateValues;
   overrides?: RunOverrides;
+}
+
+/**
+ * The version of the run's state that an activity reads (from the worker's cache, else by query
+ * or from history), when the run has state. Its writes come back as `stateChanges`.
+ */
+export interface StateRef {
+  state?: number;
+}
+
+/** What an activity wrote to the state, when it wrote anything. */
+export interface StateWrites {
+  stateChanges?: StateChanges;
 }
 
 export interface ModelTurnInput {
@@ -57,7 +73,7 @@ export interface ModelTurnResult {
   output?: OutputCheck;
 }
 
-export interface ToolCallInput {
+export interface ToolCallInput extends StateRef {
   agent: string;
   turn: number;
   call: ToolCall;
@@ -72,10 +88,10 @@ export interface ToolCallInput {
 }
 
 /** A tool call's result; a tool output guardrail that tripped ends the run. */
-export type ToolCallResult = ToolResultMessage & { tripped?: Tripwire; hookErrors?: string[] };
+export type ToolCallResult = ToolResultMessage & StateWrites & { tripped?: Tripwire; hookErrors?: string[] };
 
 /** The worker-side stages before a call: PreToolUse hooks, middleware, the policy, tool input guardrails. */
-export interface CheckToolCallInput {
+export interface CheckToolCallInput extends StateRef {
   agent: string;
   /** The recorded spec's fingerprint. */
   spec: string;
@@ -88,7 +104,7 @@ export interface CheckToolCallInput {
   recheck?: true;
 }
 
-export interface CheckToolCallResult {
+export interface CheckToolCallResult extends StateWrites {
   decision?: 'allow' | 'ask' | 'deny';
   /** The stage that gave the decision, and why. */
   stage?: string;
@@ -106,7 +122,7 @@ export interface CheckToolCallResult {
 }
 
 /** A run's input or final answer, checked by the agent's guardrails. */
-export interface CheckGuardrailsInput {
+export interface CheckGuardrailsInput extends StateRef {
   agent: string;
   spec: string;
   kind: 'input' | 'output';
@@ -120,7 +136,7 @@ export interface CheckGuardrailsResult {
 }
 
 /** Hooks of the run's own events (UserPromptSubmit, Stop, SessionStart, SessionEnd). */
-export interface RunHooksInput {
+export interface RunHooksInput extends StateRef {
   agent: string;
   spec: string;
   event: HookEvent;
@@ -129,7 +145,7 @@ export interface RunHooksInput {
   mode?: PermissionMode;
 }
 
-export interface RunHooksResult {
+export interface RunHooksResult extends StateWrites {
   decision?: 'allow' | 'ask' | 'deny' | 'block';
   reason?: string;
   additionalContext?: string;
@@ -145,6 +161,8 @@ export interface ResolveHandoffInput {
   tool: string;
   input: Record<string, unknown>;
   context?: JsonValue;
+  /** The run's state (a local activity: its input is not recorded), for the target's instructions. */
+  state?: StateValues;
 }
 
 export type ResolveHandoffResult = { spec: AgentSpec } | { refused: string };
@@ -163,6 +181,8 @@ export interface ApproveCallResult {
 export interface AgentActivities {
   /** The agent's spec for a run: overrides applied, instructions evaluated. A string is a name (older runs). */
   resolveAgent(input: ResolveAgentInput | string): Promise<AgentSpec>;
+  /** Instructions that are a function of the state, evaluated again after the state changed. */
+  resolveInstructions(input: ResolveAgentInput): Promise<{ instructions: string }>;
   modelTurn(input: ModelTurnInput): Promise<ModelTurnResult>;
   toolCall(input: ToolCallInput): Promise<ToolCallResult>;
   checkToolCall(input: CheckToolCallInput): Promise<CheckToolCallResult>;
@@ -189,7 +209,7 @@ export interface ReadConversationResult {
 }
 
 /** The agent's onTurnEnd, asked when the model answered without tool calls. */
-export interface TurnEndInput {
+export interface TurnEndInput extends StateRef {
   agent: string;
   spec: string;
   turn: number;
@@ -198,6 +218,6 @@ export interface TurnEndInput {
 }
 
 /** `input`: the next user message, which continues the loop; absent: the answer stands. */
-export interface TurnEndResult {
+export interface TurnEndResult extends StateWrites {
   input?: string;
 }

@@ -51,7 +51,7 @@ const DEFAULT_CONTEXT_TOKENS = 50_000;
 export async function agentMonitor(input: MonitorInput): Promise<MonitorResult> {
   const m = new Monitor(input);
   const life = new Lifecycle({
-    start: { agent: input?.agent, context: input?.context, overrides: input?.overrides, prompt: input?.goal },
+    start: { agent: input?.agent, context: input?.context, state: input?.state, overrides: input?.overrides, prompt: input?.goal },
     continued: input?.continued?.run,
     parentLink: input?.parent,
     features: [monitorFeature(m)],
@@ -107,7 +107,7 @@ async function loop(m: Monitor, life: Lifecycle, run: Run): Promise<MonitorResul
     const every = m.options.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_TURNS;
     if (life.continueAsNewDue({ driver: m.turnsThisExecution >= every })) {
       // A monitor's run.continued event counts its own turns.
-      await life.continueAsNew(run, () => continueAsNew<typeof agentMonitor>({ ...m.input, continued: m.carry(run) }), m.turns);
+      await life.continueAsNew(run, () => continueAsNew<typeof agentMonitor>({ ...m.input, state: undefined, continued: m.carry(run) }), m.turns);
     }
 
     const outcome = await monitorTurn(m, run);
@@ -258,7 +258,7 @@ async function sleepUntil(m: Monitor, run: Run, intent: ScheduleIntent, wallcloc
 
 async function finish(m: Monitor, life: Lifecycle, run: Run, status: Exclude<MonitorStopReason, 'failed'>, detail: string | null): Promise<MonitorResult> {
   await life.close(run, status, detail ?? undefined);
-  return { kind: 'monitor', status, detail, output: detail, turns: m.turns, usage: run.usage, cost: m.cost, agent: run.agent.name };
+  return { kind: 'monitor', status, detail, output: detail, turns: m.turns, usage: run.usage, cost: m.cost, agent: run.agent.name, ...(run.state.used && { state: run.state.values }) };
 }
 
 function checkInput(input: MonitorInput): void {

@@ -13,10 +13,11 @@ import { statusQuery, statusSearchAttribute } from './api.js';
 import { runEpisode } from './episode.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Run } from './run-state.js';
+import { SubAgents } from './sub-agents.js';
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const life = new Lifecycle({
-    start: { agent: input?.agent, context: input?.context, overrides: input?.overrides, prompt: input?.input },
+    start: { agent: input?.agent, context: input?.context, state: input?.state, overrides: input?.overrides, prompt: input?.input },
     continued: input?.continued,
     parent: input?.parent,
     // A run started by a client that did not set them (the `temporal` CLI) sets them itself, once.
@@ -33,7 +34,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     },
     onEnd: (status) => upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]),
   });
-  setHandler(statusQuery, () => life.run?.state() ?? { kind: 'run', agent: typeof input?.agent === 'string' ? input.agent : '', status: 'running', turns: 0, usage: zeroUsage(), messages: 0, lastSeq: 0 });
+  setHandler(statusQuery, () => life.run?.statusAnswer() ?? { kind: 'run', agent: typeof input?.agent === 'string' ? input.agent : '', status: 'running', turns: 0, usage: zeroUsage(), messages: 0, lastSeq: 0 });
   try {
     checkInput(input);
     const opened = await life.open();
@@ -44,7 +45,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       mayTurn: () => run.turns < run.agent.maxTurns,
       beforeTurn: async () => {
         if (!life.continueAsNewDue({ afterEvents: input.options?.continueAsNewAfterEvents })) return;
-        await life.continueAsNew(run, () => continueAsNew<typeof agentRun>({ ...input, continued: run.carry() }));
+        await life.continueAsNew(run, () => continueAsNew<typeof agentRun>({ ...input, state: undefined, continued: run.carry() }));
       },
     });
     if (end.status === 'blocked') return await finish(life, run, 'blocked', null, end.blocked.tripwire);
@@ -57,7 +58,18 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 /** The run's result: it completed, stopped at its turn limit, or a guardrail blocked it. */
 async function finish(life: Lifecycle, run: Run, status: AgentRunResult['status'], output: unknown, tripwire?: Tripwire): Promise<AgentRunResult> {
   await life.close(run, status, output, tripwire && `blocked by guardrail "${tripwire.guardrail}": ${tripwire.reason}`);
-  return { kind: 'run', status, output: output ?? null, usage: run.usage, turns: run.turns, agent: run.agent.name, ...(tripwire && { blocked: tripwire }) };
+  return {
+    kind: 'run',
+    status,
+    output: output ?? null,
+    usage: run.usage,
+    turns: run.turns,
+    agent: run.agent.name,
+    ...(tripwire && { blocked: tripwire }),
+    ...(run.state.used && { state: run.state.values }),
+    // A sub-agent's remembered approvals go back to its parent with its result.
+    ...(run.feature(SubAgents)?.parent && run.approvals.remembered.length > 0 && { rememberedRules: [...run.approvals.remembered] }),
+  };
 }
 
 function checkInput(input: AgentRunInput): void {

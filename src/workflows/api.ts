@@ -13,6 +13,7 @@ import type { PermissionMode } from '../core/permissions/index.js';
 import type { AgentSpec } from '../core/agent-spec.js';
 import type { Message } from '../core/messages.js';
 import type { EventPage, MessageSegment, RunEvent, RunState, TranscriptPage } from '../core/run.js';
+import type { StateSnapshot, StateValues } from '../core/state.js';
 
 /** The workflow type name: `temporal workflow start --type agentRun ...` */
 export const AGENT_RUN_WORKFLOW = 'agentRun';
@@ -33,6 +34,8 @@ export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptRange?]>('
 export const eventsQuery = defineQuery<EventPage, [number?]>('events');
 /** The spec the run recorded with this fingerprint (`specHash`), or null. */
 export const specQuery = defineQuery<AgentSpec | null, [string]>('spec');
+/** The run's state: its values and version (one more with each change). Every kind of run answers it. */
+export const stateQuery = defineQuery<StateSnapshot>('state');
 
 /** A problem of the worker's own setup that holds the run up (and is retried until it is fixed). */
 export interface WorkerProblem {
@@ -94,6 +97,10 @@ export interface KeelSinks extends Sinks {
     continued(previousRunId: string): void;
     /** Messages of earlier executions that this one was handed on (`ContinuedState.carried`). */
     carried(segments: MessageSegment[]): void;
+  };
+  /** Each version of the run's state, for the worker's cache: activities get the version, not the values. */
+  state: {
+    set(version: number, values: StateValues): void;
   };
 }
 

@@ -170,6 +170,8 @@ export class Background implements RunFeature {
           agent: spec.agent,
           goal,
           ...(this.run!.context !== undefined && { context: this.run!.context }),
+          // A copy of the run's state as it is now: a background agent's writes stay its own (see README).
+          ...(this.run!.state.used && { state: this.run!.state.values }),
           overrides: { ...(typeof args.instructions === 'string' && { instructions: args.instructions }), ...(toolNames && { tools: toolNames }) },
           budgets: { ...spec.budgets, ...(args.budgets ?? {}) },
           parent: { workflowId: workflowInfo().workflowId, name, depth, maxDepth },

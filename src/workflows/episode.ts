@@ -63,13 +63,15 @@ export async function runEpisode(run: Run, limits: EpisodeLimits): Promise<Episo
 
 /** The agent's onTurnEnd, on the worker: input that continues the loop, recorded as a user message. */
 async function continuation(run: Run, answer: unknown): Promise<string | undefined> {
-  const { input } = await turnEndActivity().turnEnd({
+  const { input, stateChanges } = await turnEndActivity().turnEnd({
     agent: run.agent.name,
     spec: run.specHash,
     turn: run.turns,
     answer: typeof answer === 'string' ? answer : JSON.stringify(answer),
     ...(run.context !== undefined && { context: run.context }),
+    ...run.state.ref(),
   });
+  run.changeState(stateChanges, { turn: run.turns });
   if (input === undefined || input === '') return undefined;
   run.emit({ type: 'turn.continued', turn: run.turns, input: preview(input) });
   run.append([userMessage(input)]);

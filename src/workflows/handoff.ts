@@ -80,6 +80,8 @@ export class Handoffs implements RunFeature {
         tool: call.name,
         input,
         ...(this.run.context !== undefined && { context: this.run.context }),
+        // The target's static instructions are filled from the state as it is now; the run keeps sharing it.
+        ...(this.run.state.used && { state: this.run.state.values }),
       });
       if ('refused' in resolved) {
         if (this.pending === claim) this.pending = undefined;

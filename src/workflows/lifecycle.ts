@@ -57,15 +57,11 @@ const { resolveAgent } = proxyLocalActivities<AgentActivities>({
 /** How a run ends, whatever its kind. */
 /** What a driver tells the lifecycle: the run it starts, and what is its own. */
 export interface Driver {
-  /** The run's start when it is new: the agent, its context and overrides, the first prompt. */
-  start: {
-    agent: string;
-    context?: JsonValue;
-    overrides?: RunOverrides;
-    prompt: string;
-    /** A session's state (a JSON key-value map), handed to the run it starts. */
-    state?: Record<string, JsonValue>;
-  };
+  /**
+   * The run's start when it is new: the agent, its context, state and overrides, the first prompt.
+   * `state` fills the static instructions' `{key}` placeholders and is what `ctx.state` reads.
+   */
+  start: { agent: string; context?: JsonValue; state?: Record<string, JsonValue>; overrides?: RunOverrides; prompt: string };
   /** The previous execution's state, when this one continues it. */
   continued?: ContinuedState;
   /** The driver's own features (a monitor's tools), answered before the gate. */
@@ -129,9 +125,11 @@ export class Lifecycle {
       const spec = await resolveAgent({
         agent: d.start.agent,
         ...(d.start.context !== undefined && { context: d.start.context }),
+        ...(d.start.state && Object.keys(d.start.state).length > 0 && { state: d.start.state }),
         ...(d.start.overrides && { overrides: d.start.overrides }),
       });
-      run = this.current = Run.start(spec, d.start.context, this.features());
+      // A sub-agent starts with the approvals its parent remembered (they are shared, like the state).
+      run = this.current = Run.start(spec, d.start.context, this.features(), { state: d.start.state, remembered: d.parent?.remembered });
       run.emit({ type: 'run.started', agent: spec.name, model: spec.model, input: preview(d.start.prompt) });
       prompt = d.start.prompt;
       if (d.runChecks?.(run) ?? true) {

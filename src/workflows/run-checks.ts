@@ -33,7 +33,9 @@ export async function hooks(run: Run, event: HookEvent, fields: Record<string, J
     event,
     fields,
     mode: run.approvals.mode,
+    ...run.state.ref(),
   });
+  run.changeState(result.stateChanges, { turn: run.turns });
   for (const error of result.errors) run.emit({ type: 'hook.failed', event, error });
   if (result.additionalContext) run.emit({ type: 'hook.context', event, text: preview(result.additionalContext) });
   // `"continue": false` stops the run (SessionEnd's cannot: the run is ending anyway).

@@ -5,7 +5,7 @@
  */
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { parsePermissionMode } from '../core/boundary.js';
-import { approveSignal, approveUpdate, backgroundReportSignal, clientToolCallsQuery, clientToolResultUpdate, subAgentClientCallsSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
+import { approveSignal, approveUpdate, backgroundReportSignal, clientToolCallsQuery, clientToolResultUpdate, subAgentClientCallsSignal, subAgentEventsSignal, eventsQuery, permissionModeSignal, specQuery, stateQuery, subAgentPendingSignal, transcriptQuery, workerProblemSignal } from './api.js';
 import { forwardDecision } from './sub-agents.js';
 import type { Background } from './background.js';
 import { clientToolRefusal, type ClientTools } from './client-tools.js';
@@ -21,6 +21,7 @@ export function registerRunHandlers(current: () => Run | undefined, background: 
   setHandler(transcriptQuery, (range) => current()?.transcriptPage(range) ?? { from: 0, messages: [], total: 0, firstHeld: 0 });
   setHandler(eventsQuery, (after) => current()?.eventPage(after) ?? { events: [], firstSeq: 1, lastSeq: 0 });
   setHandler(specQuery, (hash) => current()?.spec(hash) ?? null);
+  setHandler(stateQuery, () => current()?.state.snapshot() ?? { version: 0, values: {} });
   setHandler(
     approveUpdate,
     async (decision) => {

@@ -12,6 +12,7 @@ import { pageWithin } from '../core/limits.js';
 import type { AssistantMessage, Message, ToolCall } from '../core/messages.js';
 import type { ToolSpec } from '../core/agent-spec.js';
 import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import type { StateChanges, StateValues } from '../core/state.js';
 import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
@@ -20,6 +21,7 @@ import { Approvals } from './approvals.js';
 import { ClientTools } from './client-tools.js';
 import type { PendingClientCall } from '../core/client-tools.js';
 import type { RunFeature } from './feature.js';
+import { State } from './state.js';
 
 const { conversation } = proxySinks<KeelSinks>();
 
@@ -59,6 +61,10 @@ export class Run {
   stopHookActive = false;
   /** Calls waiting for a decision, the permission mode, remembered rules. */
   readonly approvals: Approvals;
+  /** The run's state: what its tools, hooks, middleware and instructions read and write; handoff targets share it. */
+  readonly state: State;
+  /** The state's version the agent in charge's instructions were evaluated with. */
+  instructionsAt: number;
   /** The features the driver composed, in pipeline order (see feature.ts). */
   private readonly features: readonly RunFeature[];
   /** Tools the features answer themselves, part of every spec the run records. */
@@ -71,6 +77,8 @@ export class Run {
     features: readonly RunFeature[],
     held: { messages?: Message[]; events?: EventPage['events'] } = {},
   ) {
+    this.state = new State(carried.state, carried.stateVersion);
+    this.instructionsAt = carried.instructionsAt ?? this.state.version;
     for (const spec of carried.specs ?? []) this.specs.set(specHash(spec), spec);
     this.features = features;
     this.featureTools = features.flatMap((f) => f.tools?.(agent) ?? []);
@@ -113,8 +121,8 @@ export class Run {
    * A new run of the agent, with the driver's features in pipeline order. The features' own tools
    * are part of the spec it records (and of every spec a handoff records later).
    */
-  static start(agent: AgentSpec, context: JsonValue | undefined, features: readonly RunFeature[] = []): Run {
-    return new Run(agent, context, {}, features).attachFeatures();
+  static start(agent: AgentSpec, context: JsonValue | undefined, features: readonly RunFeature[] = [], start: { state?: StateValues; remembered?: string[] } = {}): Run {
+    return new Run(agent, context, { ...(start.state && { state: start.state }), ...(start.remembered?.length && { remembered: start.remembered }) }, features).attachFeatures();
   }
 
   /** The next execution of a run that continued as new. */
@@ -127,7 +135,7 @@ export class Run {
       conversation.append(0, carried.messages);
       return run.attachFeatures();
     }
-    const agent = carried.specs.find((s) => s.name === carried.agent) ?? carried.specs[0]!;
+    const agent = (carried.agentSpec !== undefined ? carried.specs.find((s) => specHash(s) === carried.agentSpec) : undefined) ?? carried.specs.find((s) => s.name === carried.agent) ?? carried.specs[0]!;
     // The worker's cached conversation of the earlier execution is this one's.
     if (previous) conversation.continued(previous);
     if (carried.carried?.length) conversation.carried(carried.carried);
@@ -146,6 +154,19 @@ export class Run {
   handOff(spec: AgentSpec): void {
     this.agent = this.withFeatureTools(spec);
     this.agentHash = this.record(this.agent);
+    this.instructionsAt = this.state.version;
+  }
+
+  /**
+   * The agent in charge's instructions, evaluated again with the state as it is now: its spec is
+   * recorded anew, and the one it replaces (evaluated with an earlier state) is dropped.
+   */
+  reinstruct(instructions: string): void {
+    const before = this.agentHash;
+    this.agent = { ...this.agent, instructions };
+    this.agentHash = this.record(this.agent);
+    this.instructionsAt = this.state.version;
+    if (before !== this.agentHash) this.specs.delete(before);
   }
 
   private withFeatureTools(spec: AgentSpec): AgentSpec {
@@ -220,7 +241,16 @@ export class Run {
     this.log.append(event, new Date());
   }
 
-  state(): RunState {
+  /** Applies what a call (or a sub-agent) wrote to the state, and says so in the log when it changed something. */
+  changeState(changes: StateChanges | undefined, by: { turn: number; callId?: string; tool?: string }): void {
+    if (changes === undefined) return;
+    const keys = this.state.apply(changes);
+    if (keys.length === 0) return;
+    this.emit({ type: 'state.changed', turn: by.turn, keys, version: this.state.version, ...(by.callId && { callId: by.callId }), ...(by.tool && { tool: by.tool }) });
+  }
+
+  /** The `status` query's answer. */
+  statusAnswer(): RunState {
     return {
       kind: 'run',
       agent: this.agent.name,
@@ -263,6 +293,8 @@ export class Run {
     return {
       agent: this.agent.name,
       specs: [...this.specs.values()],
+      ...(this.specs.size > 1 && { agentSpec: this.agentHash }),
+      ...(this.instructionsAt !== this.state.version && { instructionsAt: this.instructionsAt }),
       ...(this.context !== undefined && { context: this.context }),
       messages: this.messageCount,
       lastSeq: this.log.lastSeq,
@@ -273,6 +305,7 @@ export class Run {
       ...(this.partialAnswer !== '' && { partialAnswer: this.partialAnswer }),
       ...(this.approvals.mode !== (this.agent.permissions?.mode ?? 'default') && { permissionMode: this.approvals.mode }),
       ...(this.approvals.remembered.length > 0 && { remembered: [...this.approvals.remembered] }),
+      ...this.state.carry(),
       ...Object.assign({}, ...this.features.map((f) => f.carry?.() ?? {})),
       ...(carried.length > 0 && { carried }),
     };

@@ -77,6 +77,7 @@ const SETTLED: readonly SessionRunStatus[] = ['completed', 'max_turns', 'blocked
 const RECENT_RESULTS = 100;
 
 export class Session {
+  /** The state the session started with (its input, or carried); once its run is open, the run's state is the session's. */
   readonly state: Record<string, JsonValue>;
   checkpoints: SessionCheckpoint[] = [];
   runs = 0;
@@ -140,7 +141,8 @@ export class Session {
       last: failed ? (this.current!.result ?? this.last) : this.last,
       failed,
       ...(this.ended && { ended: this.ended }),
-      state: this.state,
+      // The run's state is the session's: what its tools wrote carries on.
+      state: run.state.values,
       updates: this.totalUpdates,
       ...(queued && { queued: { run: queued.id, message: queued.message } }),
       ...(this.work?.kind === 'resume' && { resume: true }),
@@ -166,7 +168,7 @@ export class Session {
       turns: run?.turns ?? 0,
       usage: run?.usage ?? zeroUsage(),
       lastSeq: run?.log.lastSeq ?? 0,
-      state: this.state,
+      state: run?.state.values ?? this.state,
     };
   }
 
@@ -342,7 +344,7 @@ export class Session {
         const agent = kind === 'fork' ? run.agent.name : this.input.agent;
         const child: SessionInput = {
           agent,
-          ...(Object.keys(this.state).length > 0 && { state: this.state }),
+          ...(Object.keys(run.state.values).length > 0 && { state: run.state.values }),
           ...(this.input.options && { options: this.input.options }),
           origin:
             kind === 'fork'

@@ -11,6 +11,7 @@ import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipel
 import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentClientCallsSignal, subAgentEventsSignal, subAgentPendingSignal } from './api.js';
 import { ClientTools } from './client-tools.js';
 import type { ApprovalDecision } from '../core/approval.js';
+import { changesBetween } from '../core/state.js';
 import type { RunFeature } from './feature.js';
 import { hooks } from './run-checks.js';
 import type { Run } from './run-state.js';
@@ -67,11 +68,22 @@ function subAgentStage(current: () => Run, parent: ParentRun | undefined): ToolS
       // Claude Code's SubagentStart hooks: their context goes with the task.
       const started = await hooks(run, 'SubagentStart', { agent_id: workflowId, agent_type: tool.subAgent }, tool.subAgent);
       const task = String(args.input ?? '');
+      // The sub-agent starts with the run's state and remembered approvals; what it changes comes back.
+      const given = run.state.values;
+      const remembered = run.approvals.remembered;
       const input: AgentRunInput = {
         agent: tool.subAgent,
         input: started?.additionalContext ? `${task}\n\n${started.additionalContext}` : task,
         ...(run.context !== undefined && { context: run.context }),
-        parent: { workflowId: workflowInfo().workflowId, callId: call.id, depth, maxDepth, ...(agent.forwardSubAgentEvents && { forwardEvents: true }) },
+        ...(run.state.used && { state: given }),
+        parent: {
+          workflowId: workflowInfo().workflowId,
+          callId: call.id,
+          depth,
+          maxDepth,
+          ...(agent.forwardSubAgentEvents && { forwardEvents: true }),
+          ...(remembered.length > 0 && { remembered: [...remembered] }),
+        },
       };
       run.emit({ type: 'subagent.started', turn, callId: call.id, agent: tool.subAgent, workflowId });
       run.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name });
@@ -90,6 +102,8 @@ function subAgentStage(current: () => Run, parent: ParentRun | undefined): ToolS
           staticSummary: `sub-agent ${tool.subAgent} for call ${call.id}`,
         });
         status = result.status;
+        if (result.state) run.changeState(changesBetween(given, result.state), { turn, callId: call.id, tool: call.name });
+        for (const rule of result.rememberedRules ?? []) run.approvals.remember(rule);
         if (result.status === 'blocked') {
           isError = true;
           content = `Error: ${tool.subAgent} was blocked by guardrail "${result.blocked?.guardrail}": ${result.blocked?.reason}`;

@@ -134,8 +134,11 @@ async function onWorker(run: Run, request: ToolCallRequest, args: Record<string,
     mode: run.approvals.mode,
     ...(run.approvals.remembered.length > 0 && { remembered: [...run.approvals.remembered] }),
     ...(run.context !== undefined && { context: run.context }),
+    ...run.state.ref(),
     ...(recheck && { recheck: true }),
   });
+  // Middleware and hooks may have written the state, whatever they decided about the call.
+  run.changeState(result.stateChanges, { turn, callId: call.id, tool: call.name });
   if (result.tripped) {
     run.approvals.close(call.id);
     throw blocked(run, result.tripped);

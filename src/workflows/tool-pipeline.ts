@@ -59,14 +59,17 @@ function execute(run: Run, ready: (callId: string) => Promise<void>): ToolCallNe
       run.emit({ type: 'tool.started', turn, callId: call.id, tool: call.name });
     }
     // For a client's answer, the activity runs the stages after the call only, within the tool activity's default timeout.
-    const { tripped, hookErrors, ...result } = await toolActivity(answered ? undefined : tool, call).toolCall({
+    const { tripped, hookErrors, stateChanges, ...result } = await toolActivity(answered ? undefined : tool, call).toolCall({
       agent: agent.name,
       turn,
       call,
       ...(run.context !== undefined && { context: run.context }),
       ...(after && { spec: run.specHash, mode: run.approvals.mode }),
       ...(answered && { answered: { content: answered.content, ...(answered.isError && { isError: true }) } }),
+      ...run.state.ref(),
     });
+    // Applied as the call finishes: in the order history records the calls' completions.
+    run.changeState(stateChanges, { turn, callId: call.id, tool: call.name });
     // The activity ran PostToolUseFailure hooks for an error result, PostToolUse hooks for another.
     const hookEvent = result.isError ? 'PostToolUseFailure' : 'PostToolUse';
     for (const error of hookErrors ?? []) run.emit({ type: 'hook.failed', event: hookEvent, error, callId: call.id });

@@ -14,6 +14,7 @@ import { modelActivity } from './scheduling.js';
 import { Handoffs } from './handoff.js';
 import { checkAnswer } from './run-checks.js';
 import { runToolCalls } from './tool-pipeline.js';
+import { refreshInstructions } from './state.js';
 
 /** How a turn ended: the run has its final answer, or it goes on with another turn. */
 export type TurnOutcome =
@@ -23,6 +24,7 @@ export type TurnOutcome =
   | { done: false; results?: ToolResultMessage[] };
 
 export async function runTurn(run: Run): Promise<TurnOutcome> {
+  await refreshInstructions(run);
   const spec = run.agent;
   const turn = ++run.turns;
   run.emit({ type: 'turn.started', turn, agent: spec.name });

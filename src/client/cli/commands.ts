@@ -10,6 +10,7 @@ import type { ClientToolHandlers } from '../../core/client-tools.js';
 import { ClientToolsLoadError, loadClientTools } from '../client-tools-loader.js';
 import { loadConnectConfig, type ConnectSettings } from '../connection.js';
 import type { AgentDefinition } from '../../core/define.js';
+import type { StateValues } from '../../core/state.js';
 import type { Message } from '../../core/messages.js';
 import type { MonitorState } from '../../core/monitor.js';
 import type { AgentRunInput, AgentRunResult, RunState } from '../../core/run.js';
@@ -209,6 +210,8 @@ export interface RunCommandOptions {
   taskQueue?: string;
   /** A module of client tool handlers: this process runs the run's client tools. */
   tools?: string;
+  /** --state: the run's state at its start, as JSON. */
+  state?: string;
 }
 
 /** Whether a person sits at this process: stdin and stdout are terminals. */
@@ -226,7 +229,7 @@ export async function runCommand(agent: string, prompt: string, options: RunComm
       if (options.tools && options.detach) throw new CliError('--tools needs a followed run (this process runs the client tools): leave out --detach.');
       // Loaded before the run starts: a module that cannot serve is an error before anything runs.
       const tools = options.tools ? await loadToolsOrFail(options.tools) : undefined;
-      const handle = await startRun(client, agent, prompt, options.id);
+      const handle = await startRun(client, agent, prompt, options.id, options.state !== undefined ? parseState(options.state) : undefined);
       if (options.detach) {
         if (options.json) out(JSON.stringify({ workflowId: handle.workflowId, uiUrl: handle.uiUrl }));
         else {
@@ -276,9 +279,21 @@ async function withClientTools(handle: RunHandle, tools: ClientToolHandlers, jso
   }
 }
 
-async function startRun(client: AgentClient, agent: string, prompt: string, workflowId?: string): Promise<RunHandle> {
+/** `--state`: a JSON object, or a clear error. */
+function parseState(text: string): StateValues {
+  let value: unknown;
   try {
-    return await client.start(agent, prompt, workflowId ? { workflowId } : {});
+    value = JSON.parse(text);
+  } catch {
+    throw new CliError(`--state must be JSON, such as '{"user": "ada"}'; got ${JSON.stringify(text)}.`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CliError(`--state must be a JSON object of keys and values, such as '{"user": "ada"}'.`);
+  return value as StateValues;
+}
+
+async function startRun(client: AgentClient, agent: string, prompt: string, workflowId?: string, state?: StateValues): Promise<RunHandle> {
+  try {
+    return await client.start(agent, prompt, { ...(workflowId && { workflowId }), ...(state && { state }) });
   } catch (e) {
     if ((e as Error)?.name === 'WorkflowExecutionAlreadyStartedError') {
       throw new CliError(`A run with workflow ID "${workflowId}" is already running: pick another --id.`);
@@ -499,6 +514,17 @@ export async function describeRun(handle: RunHandle) {
     }
     throw e;
   }
+}
+
+/** `keel state <id>`: the run's state, as JSON (any kind of run answers the state query). */
+export async function stateCommand(workflowId: string, globals: GlobalOptions) {
+  return withClient(globals, async (client) => {
+    const handle = client.getHandle(workflowId);
+    const state = await tryQuery<StateValues>(client, 5_000, () => handle.state());
+    if (state === undefined) throw new CliError(`No worker answered the state query of ${workflowId}: start a worker on the run's task queue.`);
+    out(JSON.stringify(state, null, 2));
+    return 0;
+  });
 }
 
 export async function showCommand(workflowId: string, options: { json?: boolean }, globals: GlobalOptions) {

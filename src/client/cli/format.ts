@@ -137,6 +137,8 @@ export function formatEvent(event: RunEvent, context: FollowContext, s: Style, w
       return `  ${s.yellow('!')} a ${s.bold(event.signal)} signal was refused: ${oneLine(event.error, Math.max(20, width - 40))}`;
     case 'permission.mode':
       return `  ${s.cyan('⚙')} permission mode ${s.bold(event.mode)} ${s.dim(`(set by ${event.by})`)}`;
+    case 'state.changed':
+      return `  ${s.cyan('⚙')} state: ${oneLine(event.keys.join(', '), width - 30)} ${s.dim(`(${event.tool ? `by ${event.tool}, ` : ''}version ${event.version})`)}`;
     case 'guardrail.tripped':
       return (
         `  ${s.red('⊘')} guardrail ${s.bold(event.guardrail)} ${s.red('tripped')} on ${GUARDRAIL_SUBJECTS[event.kind]}` +

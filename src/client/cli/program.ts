@@ -120,12 +120,14 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--json', 'print the events as JSON lines, then the result (or the error) as JSON; never asks')
     .option('--no-input', 'never ask about approvals: print the commands that decide a waiting call, and keep following')
     .option('--tools <module>', "run the agent's client tools (runsOn: 'client') here, with the handlers this module exports")
+    .option('--state <json>', "the run's state at its start, a JSON object: its tools read and write it, it fills {key} in instructions")
     .addOption(taskQueueOption())
     .addHelpText(
       'after',
       examples(
         'keel run demo "What\'s the weather in Lisbon and Tokyo?"',
         'keel run assistant "Summarize notes.txt" --tools ./client-tools.js   # export async function read_file({ path }) {...}',
+        'keel run advisor "Pick a plan." --state \'{"user": "Ada"}\'',
         'keel run demo "Weather in Paris?" --id paris-1 --detach',
         'keel run demo "Weather in Paris?" --no-input     # decide from elsewhere: keel approve / keel deny',
         'keel run demo "Weather in Paris?" --json | jq -c \'select(.type == "result")\'',
@@ -151,6 +153,15 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .addHelpText('after', examples('keel status demo-1a2b3c4d'))
     .action(async (workflowId: string, options, command: Command) => {
       setExitCode(await (await commands()).statusCommand(workflowId, options, globals(command)));
+    });
+
+  program
+    .command('state')
+    .description("Print a run's state as JSON: what its tools, hooks and middleware have written (and what it started with).")
+    .argument('<workflowId>', 'workflow ID of the run (or monitor)')
+    .addHelpText('after', examples('keel state demo-1a2b3c4d'))
+    .action(async (workflowId: string, _options, command: Command) => {
+      setExitCode(await (await commands()).stateCommand(workflowId, globals(command)));
     });
 
   program
