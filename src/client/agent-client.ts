@@ -15,6 +15,7 @@ import { type PermissionMode } from '../core/permissions/index.js';
 import type { JsonValue } from '../core/json.js';
 import type { AgentRunInput, RunOptions, RunOverrides } from '../core/run.js';
 import type { MonitorBudgets, MonitorInput, MonitorOptions } from '../core/monitor.js';
+import type { StreamSetting } from '../core/stream.js';
 import { MonitorHandle } from './monitor-handle.js';
 import { RunHandle, type ApproveOptions } from './run-handle.js';
 import {
@@ -45,6 +46,8 @@ export interface StartOptions {
   maxTurns?: number;
   /** The permission mode the run starts in: `default`, `acceptEdits`, `plan`, `dontAsk` or `bypassPermissions`. */
   permissionMode?: PermissionMode;
+  /** Live streaming (read with `handle.stream()`): the same as `options.stream`. */
+  stream?: StreamSetting;
   options?: RunOptions;
 }
 
@@ -118,7 +121,7 @@ export class AgentClient {
       input,
       ...(options.context !== undefined && { context: options.context }),
       ...(Object.keys(overrides).length > 0 && { overrides }),
-      ...(options.options && { options: options.options }),
+      ...((options.options || options.stream !== undefined) && { options: { ...options.options, ...(options.stream !== undefined && { stream: options.stream }) } }),
     };
     await this.launch(AGENT_RUN_WORKFLOW, workflowId, name, args, input, options.taskQueue);
     return this.getHandle<OutputOf<A>>(workflowId);

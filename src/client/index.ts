@@ -11,6 +11,10 @@
 export { AgentClient, ApprovalRejectedError, RunHandle, RunFailedError } from './agent-client.js';
 export type { AgentClientOptions, ApproveOptions, MonitorStartOptions, OutputOf, PendingRun, RunSummary, StartOptions } from './agent-client.js';
 export { MonitorHandle } from './monitor-handle.js';
+export { RunNotStreamingError, readStream } from './run-stream.js';
+export type { StreamReadOptions } from './run-stream.js';
+export { STREAM_TOPICS, StreamText, isDelta } from '../core/stream.js';
+export type { StreamChunk, StreamDelta, StreamEnd, StreamItem, StreamSetting, TextDelta, ToolCallDelta, TurnReset } from '../core/stream.js';
 export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './tree.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
 export type {

@@ -12,6 +12,7 @@ import type { JsonValue } from '../core/json.js';
 import type { AssistantMessage, ToolCall, ToolResultMessage } from '../core/messages.js';
 import type { StopReason } from '../core/model.js';
 import type { HandoffView, RunOverrides } from '../core/run.js';
+import type { StreamOptions } from '../core/stream.js';
 import type { Usage } from '../core/usage.js';
 
 export interface ResolveAgentInput {
@@ -39,6 +40,8 @@ export interface ModelTurnInput {
   from?: number;
   /** After a handoff with an input filter: the messages before `at` are seen through it. */
   handoff?: HandoffView;
+  /** The run streams: publish the model's deltas to its stream, batched so. Absent when it does not. */
+  stream?: StreamOptions;
 }
 
 export type OutputCheck = { valid: true; value: unknown } | { valid: false; error: string };

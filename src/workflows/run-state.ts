@@ -11,7 +11,7 @@ import type { JsonValue } from '../core/json.js';
 import { pageWithin } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
 import type { ToolSpec } from '../core/agent-spec.js';
-import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
 import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
 import { zeroUsage, type Usage } from '../core/usage.js';
@@ -57,6 +57,8 @@ export class Run {
   stopHookActive = false;
   /** Calls waiting for a decision, the permission mode, remembered rules. */
   readonly approvals: Approvals;
+  /** Hears each event as it is logged (the live stream publishes it). */
+  onEvent: ((event: RunEvent) => void) | undefined;
   /** The features the driver composed, in pipeline order (see feature.ts). */
   private readonly features: readonly RunFeature[];
   /** Tools the features answer themselves, part of every spec the run records. */
@@ -204,7 +206,8 @@ export class Run {
   }
 
   emit(event: NewRunEvent): void {
-    this.log.append(event, new Date());
+    const logged = this.log.append(event, new Date());
+    this.onEvent?.(logged);
   }
 
   state(): RunState {

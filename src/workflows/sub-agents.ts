@@ -11,6 +11,7 @@ import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipel
 import { AGENT_RUN_WORKFLOW, agentSearchAttribute, approveSignal, statusSearchAttribute, subAgentEventsSignal, subAgentPendingSignal } from './api.js';
 import type { ApprovalDecision } from '../core/approval.js';
 import type { RunFeature } from './feature.js';
+import { LiveStream } from './live-stream.js';
 import { hooks } from './run-checks.js';
 import type { Run } from './run-state.js';
 
@@ -65,10 +66,13 @@ function subAgentStage(current: () => Run, parent: ParentRun | undefined): ToolS
       // Claude Code's SubagentStart hooks: their context goes with the task.
       const started = await hooks(run, 'SubagentStart', { agent_id: workflowId, agent_type: tool.subAgent }, tool.subAgent);
       const task = String(args.input ?? '');
+      const streaming = run.feature(LiveStream);
       const input: AgentRunInput = {
         agent: tool.subAgent,
         input: started?.additionalContext ? `${task}\n\n${started.additionalContext}` : task,
         ...(run.context !== undefined && { context: run.context }),
+        // A streaming run's sub-agents stream too: a client follows them by their workflow IDs.
+        ...(streaming && { options: { stream: streaming.options } }),
         parent: { workflowId: workflowInfo().workflowId, callId: call.id, depth, maxDepth, ...(agent.forwardSubAgentEvents && { forwardEvents: true }) },
       };
       run.emit({ type: 'subagent.started', turn, callId: call.id, agent: tool.subAgent, workflowId });
