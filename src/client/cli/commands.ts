@@ -5,12 +5,13 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AgentClient, RunFailedError, type RunHandle } from '../agent-client.js';
+import { StreamText, isDelta } from '../../core/stream.js';
 import type { PendingApproval } from '../../core/approval.js';
 import { loadConnectConfig, type ConnectSettings } from '../connection.js';
 import type { AgentDefinition } from '../../core/define.js';
 import type { Message } from '../../core/messages.js';
 import type { MonitorState } from '../../core/monitor.js';
-import type { AgentRunInput, AgentRunResult, RunState } from '../../core/run.js';
+import type { AgentRunInput, AgentRunResult, RunEvent, RunState } from '../../core/run.js';
 import type { KeelWorker } from '../../worker.js';
 import type * as ExamplesModule from '../../../examples/demo.js';
 import { PromptInterrupted, promptForApprovals, type PromptStreams } from './approval-prompt.js';
@@ -204,6 +205,8 @@ export interface RunCommandOptions {
   json?: boolean;
   /** false with --no-input: never ask about approvals. */
   input?: boolean;
+  /** false with --no-stream: the run does not stream (its events are followed by query). */
+  stream?: boolean;
   taskQueue?: string;
 }
 
@@ -219,7 +222,8 @@ export async function runCommand(agent: string, prompt: string, options: RunComm
   return withClient(
     globals,
     async (client) => {
-      const handle = await startRun(client, agent, prompt, options.id);
+      const stream = options.stream !== false;
+      const handle = await startRun(client, agent, prompt, options.id, stream);
       if (options.detach) {
         if (options.json) out(JSON.stringify({ workflowId: handle.workflowId, uiUrl: handle.uiUrl }));
         else {
@@ -231,15 +235,15 @@ export async function runCommand(agent: string, prompt: string, options: RunComm
         return 0;
       }
       const ask = options.input !== false && !options.json && interactive();
-      return followRun(handle, { json: options.json ?? false, taskQueue: client.taskQueue, approvals: ask ? 'prompt' : 'print' });
+      return followRun(handle, { json: options.json ?? false, taskQueue: client.taskQueue, approvals: ask ? 'prompt' : 'print', stream });
     },
     options.taskQueue,
   );
 }
 
-async function startRun(client: AgentClient, agent: string, prompt: string, workflowId?: string): Promise<RunHandle> {
+async function startRun(client: AgentClient, agent: string, prompt: string, workflowId: string | undefined, stream: boolean): Promise<RunHandle> {
   try {
-    return await client.start(agent, prompt, workflowId ? { workflowId } : {});
+    return await client.start(agent, prompt, { ...(workflowId && { workflowId }), ...(stream && { stream: true }) });
   } catch (e) {
     if ((e as Error)?.name === 'WorkflowExecutionAlreadyStartedError') {
       throw new CliError(`A run with workflow ID "${workflowId}" is already running: pick another --id.`);
@@ -262,6 +266,8 @@ export interface FollowOptions {
   approvals?: ApprovalHandling;
   /** Where 'prompt' asks. Default: stdin and stdout. */
   streams?: PromptStreams;
+  /** The run streams: its text is printed as it arrives (with --json, each chunk is a line). */
+  stream?: boolean;
 }
 
 /**
@@ -290,9 +296,11 @@ export async function followRun(handle: RunHandle, options: FollowOptions): Prom
     process.exit(EXIT.interrupted);
   });
 
+  const live = new LiveText(s);
   try {
-    for await (const event of handle.follow()) {
+    for await (const event of options.stream ? live.events(handle, options.json) : handle.follow()) {
       clearTimeout(hint);
+      live.settle(event);
       if (options.json) out(JSON.stringify(event));
       else {
         const line = formatEvent(event, context, s, width());
@@ -324,11 +332,72 @@ export async function followRun(handle: RunHandle, options: FollowOptions): Prom
       return EXIT.failed;
     }
     if (options.json) out(JSON.stringify({ type: 'result', workflowId: handle.workflowId, uiUrl: handle.uiUrl, ...result }));
-    else for (const line of formatResult(result, handle.uiUrl, s)) out(line);
+    else for (const line of formatResult(result, handle.uiUrl, s, { shown: live.shown(result.output) })) out(line);
     return result.status === 'blocked' ? EXIT.blocked : EXIT.completed;
   } finally {
     clearTimeout(hint);
     stopSignals();
+  }
+}
+
+/**
+ * A streaming run's text as it arrives: each turn's deltas written as they come (a retried turn
+ * starts again on a new line, saying so), its events passed on to be printed as usual.
+ */
+class LiveText {
+  private readonly text = new StreamText();
+  /** The turn whose text is being written, and how much of it is on the screen. */
+  private turn: number | undefined;
+  private written = '';
+  private lastText = '';
+
+  constructor(private readonly s: Style) {}
+
+  async *events(handle: RunHandle, json: boolean): AsyncGenerator<RunEvent> {
+    for await (const chunk of handle.stream()) {
+      if (chunk.type === 'stream.end') return;
+      if (!isDelta(chunk)) {
+        const { offset: _offset, ...event } = chunk;
+        yield event as RunEvent;
+        continue;
+      }
+      if (json) {
+        out(JSON.stringify(chunk));
+        continue;
+      }
+      if (chunk.type === 'tool_call.delta' || !this.text.apply(chunk)) continue;
+      const now = this.text.text(chunk.turn);
+      if (this.turn !== chunk.turn || !now.startsWith(this.written)) {
+        if (this.written !== '') process.stdout.write('\n');
+        if (chunk.type === 'turn.reset' || (this.turn === chunk.turn && this.written !== '')) {
+          out(this.s.dim(`  (the model's answer starts again: attempt ${chunk.attempt})`));
+        }
+        this.turn = chunk.turn;
+        this.written = '';
+      }
+      const more = now.slice(this.written.length);
+      if (more === '') continue;
+      if (this.written === '') process.stdout.write('  ');
+      process.stdout.write(more.replace(/\n/g, '\n  '));
+      this.written = now;
+    }
+  }
+
+  /** An event after some text: the text's line ends first, and its turn's text is not printed again. */
+  settle(event: RunEvent): void {
+    if (this.written === '') return;
+    process.stdout.write('\n');
+    if (event.type === 'turn.finished' && event.turn === this.turn) {
+      this.lastText = this.written;
+      // Printed already: the event says only what the text did not.
+      (event as { text: string }).text = '';
+    }
+    this.written = '';
+  }
+
+  /** Whether the final answer is on the screen already (streamed as the last turn's text). */
+  shown(output: unknown): boolean {
+    return typeof output === 'string' && output !== '' && output === this.lastText;
   }
 }
 

@@ -119,6 +119,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--detach', 'print the workflow ID and UI link and return without following the run')
     .option('--json', 'print the events as JSON lines, then the result (or the error) as JSON; never asks')
     .option('--no-input', 'never ask about approvals: print the commands that decide a waiting call, and keep following')
+    .option('--no-stream', 'do not stream the run: follow its events by query, and print the answer at the end')
     .addOption(taskQueueOption())
     .addHelpText(
       'after',
