@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHMARKS = ['turn-overhead', 'history-growth', 'resume-after-kill', 'monitor-1000-turns', 'sleeping-monitors', 'approvals', 'teams', 'session-growth'];
+const BENCHMARKS = ['turn-overhead', 'history-growth', 'resume-after-kill', 'monitor-1000-turns', 'sleeping-monitors', 'approvals', 'teams', 'session-growth', 'stream-latency'];
 
 let child: ChildProcess | undefined;
 let interrupted = false;

@@ -215,8 +215,19 @@ describe('keel worker, run, status, show, list', () => {
     expect(stdout).toContain(`      keel approve ${id} demo_postcard\n      keel deny ${id} demo_postcard --reason "..."`);
     expect(stdout).toContain('✓ send_postcard allowed by an Update');
     expect(stdout).toMatch(/← send_postcard Postcard sent: “Greetings from your travel helper! no news from Atlantis/);
-    expect(stdout).toContain('Answer');
+    // The run streams: the answer's text was printed as it came, after the postcard, and not again under "Answer".
+    expect(stdout.slice(stdout.indexOf('← send_postcard'))).toMatch(/\n {2}\S.*Atlantis/);
+    expect(stdout).not.toMatch(/^Answer$/m);
     expect(stdout).toContain(`Temporal UI: http://localhost:${Number(ADDRESS.split(':')[1]) + 1000}/namespaces/default/workflows/${id}`);
+  });
+
+  it('keel run --no-stream follows by query and prints the answer at the end', async () => {
+    const id = `cli-nostream-${randomUUID().slice(0, 8)}`;
+    const running = keel(['run', 'demo', 'Weather in Atlantis?', '--no-stream', '--id', id, '--task-queue', taskQueue]);
+    await approvePostcard(id);
+    const { code, stdout } = await running;
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Answer\n[\s\S]*Atlantis/m);
   });
 
   it('keel run --detach prints the workflow ID and the UI link, and returns', async () => {

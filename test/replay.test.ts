@@ -115,7 +115,10 @@ const stateful = defineAgent({
   maxTurns: 20,
 });
 
-const t = useKeel([...agents, helper, ...monitors, sessionAgent, clientAgent, stateHelper, stateful]);
+// A streamed run: deltas by signal, polls by Update, continue-as-new with the stream's state.
+const streamed = defineAgent({ name: 'replay-streamed', instructions: 'Look words up.', model: 'openai:replay-streamed', modelSettings: fast, tools: [lookup] });
+
+const t = useKeel([...agents, helper, ...monitors, sessionAgent, clientAgent, stateHelper, stateful, streamed]);
 
 /** The workflow ID a fixture file replays under (see the file's comment). */
 const workflowIdOf = (file: string) => decodeURIComponent(file.replace(/(~[^~]*)?\.json$/, ''));
@@ -394,6 +397,27 @@ describe('replay', () => {
     ];
     expect(await replay(histories)).toEqual(histories.map((h) => ({ workflowId: h.workflowId, error: undefined })));
     record(histories.map(({ workflowId, history }) => ({ file: fileOf(workflowId), history })));
+  });
+
+  it('replays the history of a streamed run, read by a subscriber, continued as new', async () => {
+    t.server.script('replay-streamed', (request) => {
+      const done = request.body.messages.filter((m: { role: string }) => m.role === 'tool').length;
+      return done < 3
+        ? { text: `Looking up w${done}. `, toolCalls: [{ id: `s${done}`, name: 'lookup', arguments: { word: `w${done}` } }], chunkDelayMs: 5 }
+        : { text: 'three words, all looked up', chunkDelayMs: 5 };
+    });
+    const run = await t.keel.client.start('replay-streamed', 'Look up three words.', { workflowId: 'replay-streamed', stream: true, options: { continueAsNewAfterEvents: 40 } });
+    const seen: string[] = [];
+    for await (const chunk of run.stream()) seen.push(chunk.type);
+    expect(seen.at(-1)).toBe('stream.end');
+    expect((await run.result()).output).toBe('three words, all looked up');
+    const history = await historyOf(run);
+    expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
+    const signalled = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === '__temporal_workflow_stream_publish');
+    expect(signalled.length).toBeGreaterThan(0);
+    const histories = [{ workflowId: run.workflowId, history }];
+    expect(await replay(histories)).toEqual([{ workflowId: run.workflowId, error: undefined }]);
+    record([{ file: fileOf(run.workflowId), history }]);
   });
 
   it.each(['', 'v0.2/', 'v0.1/'])('replays the stored fixtures in histories/%s', async (folder) => {

@@ -12,6 +12,7 @@ import { defineAgent, defineTool } from '../src/core/define.js';
 import { defineGuardrail } from '../src/core/guardrails.js';
 import { ref } from '../src/core/handoff.js';
 import type { RunEvent } from '../src/core/run.js';
+import { StreamText, type StreamItem } from '../src/core/stream.js';
 import type { RecordedRequest } from './support/model-server.js';
 import { useKeel } from './support/keel.js';
 import { until } from './support/until.js';
@@ -132,7 +133,12 @@ const shell = defineTool({
 const mate = defineAgent({ name: 'mate', instructions: 'You run commands.', model: 'openai:mate-model', modelSettings: retry, tools: [shell] });
 const captain = defineAgent({ name: 'captain', instructions: 'You command.', model: 'openai:captain-model', modelSettings: retry, tools: [shell], subAgents: [mate] });
 
-const t = useKeel([nester, ops, desk, guarded, spawner, stopper, persistent, keeper, chief, mate, captain]);
+// Live streaming in a monitor and in a sub-agent's run.
+const streamHelper = defineAgent({ name: 'stream-helper', instructions: 'Help.', model: 'openai:stream-helper-model', modelSettings: retry });
+const streamLead = defineAgent({ name: 'stream-lead', instructions: 'Lead.', model: 'openai:stream-lead-model', modelSettings: retry, subAgents: [streamHelper] });
+const streamWatch = defineAgent({ name: 'stream-watch', instructions: 'Watch.', model: 'openai:stream-watch-model', modelSettings: retry });
+
+const t = useKeel([nester, ops, desk, guarded, spawner, stopper, persistent, keeper, chief, mate, captain, streamHelper, streamLead, streamWatch]);
 
 describe('every kind of run', () => {
   it('a background agent whose own agent spawns past maxDepth gets an error result for that spawn', async () => {
@@ -326,5 +332,42 @@ describe('every kind of run', () => {
     const asked = ofType(await run.events(), 'approval.requested').map((e) => e.callId);
     expect(asked).toEqual(['c1']);
     expect(ofType(await run.events(), 'tool.finished').find((e) => e.callId === 'c2')).toMatchObject({ result: 'ran: make deploy', isError: false });
+  });
+
+  it('a monitor streams every turn, and a streaming run\'s sub-agent streams on its own run', async () => {
+    t.server.script('stream-watch-model', [
+      { text: 'All quiet on the first look. ', toolCalls: [{ name: 'schedule_next_turn', arguments: { delay_seconds: 1, next_prompt: 'Look again.', reason: 'soon' } }] },
+      { text: 'Until the next look.' },
+      { text: 'Still quiet. ', ...done('quiet') },
+    ]);
+    const monitor = await t.keel.client.startMonitor('stream-watch', 'Watch the queue.', { options: { stream: true } });
+    const seen: StreamItem[] = [];
+    for await (const item of monitor.stream()) seen.push(item);
+    const text = new StreamText();
+    for (const item of seen) text.apply(item);
+    // Both monitor turns (model turns 1 and 2, then 3), across the sleep between them, on one stream, to the monitor's end.
+    expect([text.text(1), text.text(2), text.text(3)]).toEqual(['All quiet on the first look. ', 'Until the next look.', 'Still quiet. ']);
+    expect(seen.some((i) => i.type === 'monitor.sleep')).toBe(true);
+    expect(seen.at(-1)).toMatchObject({ type: 'stream.end', status: 'completed' });
+
+    t.server.script('stream-lead-model', [{ toolCalls: [{ id: 'h1', name: 'stream-helper', arguments: { input: 'Count to three.' } }] }, { text: 'It counted.' }]);
+    t.server.script('stream-helper-model', [{ text: 'one two three', chunkDelayMs: 20 }]);
+    const lead = await t.keel.client.start('stream-lead', 'Get it counted.', { stream: true });
+    const leadItems: StreamItem[] = [];
+    let helperText: Promise<string> | undefined;
+    for await (const item of lead.stream()) {
+      leadItems.push(item);
+      // The parent's stream names the sub-agent's run; its own stream has the sub-agent's text.
+      if (item.type === 'subagent.started') {
+        helperText = (async () => {
+          const own = new StreamText();
+          for await (const chunk of t.keel.client.getHandle(item.workflowId).stream()) own.apply(chunk);
+          return own.text(1);
+        })();
+      }
+    }
+    expect(await helperText).toBe('one two three');
+    expect(leadItems.at(-1)).toMatchObject({ type: 'stream.end', status: 'completed' });
+    expect(t.server.requests('stream-helper-model').every((r) => r.stream)).toBe(true);
   });
 });

@@ -7,7 +7,7 @@ import { filterForHandoff } from '../core/handoff.js';
 import type { AgentDefinition } from '../core/define.js';
 import { MODEL_ANSWER_BYTES, boundText } from '../core/limits.js';
 import type { Message } from '../core/messages.js';
-import type { ModelProvider, ModelResponse } from '../core/model.js';
+import type { ModelDelta, ModelProvider, ModelResponse } from '../core/model.js';
 import { parseJsonAnswer } from '../core/output.js';
 import { stableJson } from '../core/spec-hash.js';
 import type { ModelTurnInput, ModelTurnResult, OutputCheck } from '../workflows/activity-types.js';
@@ -17,6 +17,7 @@ import { runKey, type ConversationCache } from './conversation-cache.js';
 import type { ConversationReader } from './conversation-reader.js';
 import { execution, recordedSpec } from './recorded-spec.js';
 import { keepAlive } from './keep-alive.js';
+import { deltaPublisher } from './stream-publisher.js';
 import { attemptMemory, modelFailure } from './model-failure.js';
 import type { AgentRegistry } from './registry.js';
 
@@ -38,6 +39,7 @@ export function createModelTurn(deps: ModelTurnDeps) {
     // Heartbeats carry what the next attempt must know (see model-failure.ts).
     const stopHeartbeats = keepAlive(ctx, () => memory);
     let spec: AgentSpec | undefined;
+    const publisher = deltaPublisher(input.turn, input.stream);
     try {
       const agent = deps.registry.serving(input.agent);
       spec = await recordedSpec(deps, agent, input.spec);
@@ -52,11 +54,15 @@ export function createModelTurn(deps: ModelTurnDeps) {
         messages,
         tools: spec.tools,
         outputSchema: spec.outputSchema,
-        settings: spec.modelSettings,
+        // A streaming run asks the provider to stream, whatever the agent's setting: the answer is the same.
+        settings: publisher ? { ...spec.modelSettings, stream: true } : spec.modelSettings,
         signal: ctx.cancellationSignal,
+        ...(publisher && { onDelta: (delta: ModelDelta) => publisher.add(delta) }),
       });
+      await publisher?.close();
       return turnResult(agent, spec, response);
     } catch (err) {
+      publisher?.abandon();
       // Cancelled (the run was cancelled, or the attempt is gone): report it as a cancellation.
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? err;
       const failed = modelFailure(err, {

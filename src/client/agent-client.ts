@@ -16,6 +16,7 @@ import type { JsonValue } from '../core/json.js';
 import type { AgentRunInput, RunOptions, RunOverrides } from '../core/run.js';
 import type { MonitorBudgets, MonitorInput, MonitorOptions } from '../core/monitor.js';
 import { jsonProblem, type StateValues } from '../core/state.js';
+import type { StreamSetting } from '../core/stream.js';
 import { MonitorHandle } from './monitor-handle.js';
 import { SessionHandle } from './session-handle.js';
 import type { SessionInput, SessionOptions } from '../core/session.js';
@@ -54,6 +55,8 @@ export interface StartOptions {
   maxTurns?: number;
   /** The permission mode the run starts in: `default`, `acceptEdits`, `plan`, `dontAsk` or `bypassPermissions`. */
   permissionMode?: PermissionMode;
+  /** Live streaming (read with `handle.stream()`): the same as `options.stream`. */
+  stream?: StreamSetting;
   options?: RunOptions;
 }
 
@@ -139,7 +142,7 @@ export class AgentClient {
       ...(options.context !== undefined && { context: options.context }),
       ...(options.state !== undefined && { state: checkedState(options.state) }),
       ...(Object.keys(overrides).length > 0 && { overrides }),
-      ...(options.options && { options: options.options }),
+      ...((options.options || options.stream !== undefined) && { options: { ...options.options, ...(options.stream !== undefined && { stream: options.stream }) } }),
     };
     await this.launch(AGENT_RUN_WORKFLOW, workflowId, name, args, input, options.taskQueue);
     return this.getHandle<OutputOf<A>>(workflowId);

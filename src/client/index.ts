@@ -33,6 +33,10 @@ export { ClientToolRejectedError, clientToolUpdateId } from './client-tools.js';
 export type { ServeClientToolsOptions, ServedCall } from './client-tools.js';
 export { ClientToolsLoadError, loadClientTools } from './client-tools-loader.js';
 export type { ClientToolAnswerer, ClientToolContext, ClientToolHandler, ClientToolHandlers, ClientToolReceipt, ClientToolResult, PendingClientCall } from '../core/client-tools.js';
+export { RunNotStreamingError, readStream } from './run-stream.js';
+export type { StreamReadOptions } from './run-stream.js';
+export { STREAM_TOPICS, StreamText, isDelta } from '../core/stream.js';
+export type { StreamChunk, StreamDelta, StreamEnd, StreamItem, StreamSetting, TextDelta, ToolCallDelta, TurnReset } from '../core/stream.js';
 export type { RunTree, RunTreeHandoff, RunTreeKind, TreeOptions } from './tree.js';
 export { AgentSchedules, OVERLAP_POLICIES, ScheduleInputError } from './schedules.js';
 export type {

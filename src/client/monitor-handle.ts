@@ -7,6 +7,8 @@ import type { RunEvent } from '../core/run.js';
 import { injectUpdate, monitorStatusQuery, pauseSignal, resumeSignal, stopSignal, wakeSignal } from '../workflows/api.js';
 import { innermostError } from '../core/errors.js';
 import { RunFailedError, type RunHandle } from './run-handle.js';
+import type { StreamReadOptions } from './run-stream.js';
+import type { StreamItem } from '../core/stream.js';
 
 export class MonitorHandle {
   constructor(readonly run: RunHandle) {}
@@ -17,6 +19,11 @@ export class MonitorHandle {
 
   get uiUrl(): string {
     return this.run.uiUrl;
+  }
+
+  /** The monitor's live stream (started with `options.stream`), across its turns and sleeps, until its end. */
+  stream(options: StreamReadOptions = {}): AsyncGenerator<StreamItem> {
+    return this.run.stream(options);
   }
 
   /** `{ phase, nextWakeAt, wakeReason, turns, usage, cost, lastTurn, inbox, budgets }`. */

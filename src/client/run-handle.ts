@@ -14,6 +14,8 @@ import { sendClientToolResult, serveClientTools, type ServeClientToolsOptions, t
 import type { StateValues } from '../core/state.js';
 import { innermostError } from '../core/errors.js';
 import { readEvents, readMessages } from './run-chain.js';
+import { readStream, type StreamReadOptions } from './run-stream.js';
+import { isDelta, type StreamItem } from '../core/stream.js';
 import { summarize, type RunSummary } from './run-summary.js';
 import { readRunTree, type RunTree, type TreeOptions } from './tree.js';
 
@@ -111,10 +113,70 @@ export class RunHandle<O = unknown> {
   }
 
   /**
+   * The run's live stream (a run started with streaming on): the model's text and tool calls as
+   * they are produced, and the run's events, until its end. `for await (const chunk of
+   * run.stream())`; `StreamText` puts a turn's text together (a retried turn's `turn.reset`
+   * applied). Throws RunNotStreamingError for a run that does not stream.
+   */
+  stream(options: StreamReadOptions = {}): AsyncGenerator<StreamItem> {
+    return readStream(this.workflow.client, this.workflowId, options);
+  }
+
+  /**
    * The run's events as they happen, ending after `run.finished` (or when the run closes).
-   * Polls the `events` query; `after` resumes from a known sequence number.
+   * A run that streams is read from its stream (each event as it is published); any other is
+   * polled by the `events` query. `after` resumes from a known sequence number.
    */
   async *follow(options: { after?: number; intervalMs?: number; signal?: AbortSignal } = {}): AsyncGenerator<RunEvent> {
+    const offset = await this.streamOffset();
+    if (offset !== undefined) {
+      yield* this.followStream(offset, options);
+      return;
+    }
+    yield* this.followByQuery(options);
+  }
+
+  /** The stream's next offset, or undefined when the run has no stream (or cannot say yet). */
+  private async streamOffset(): Promise<number | undefined> {
+    try {
+      return await this.workflow.query<number>(STREAM_OFFSET_QUERY);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Events from the stream, complete: what came before `offset` is read by query first, and a
+   * gap (a subscriber that fell behind the log's truncation) is filled by query too.
+   */
+  private async *followStream(offset: number, options: { after?: number; signal?: AbortSignal }): AsyncGenerator<RunEvent> {
+    let after = options.after ?? 0;
+    const missed = async function* (this: RunHandle, upTo: number): AsyncGenerator<RunEvent> {
+      for (const event of await this.events({ after })) {
+        if (event.seq >= upTo) return;
+        after = event.seq;
+        yield event;
+        if (event.type === 'run.finished') return;
+      }
+    };
+    for await (const event of missed.call(this, Infinity)) {
+      yield event;
+      if (event.type === 'run.finished') return;
+    }
+    for await (const chunk of this.stream({ from: offset, deltas: false, ...(options.signal && { signal: options.signal }) })) {
+      if (chunk.type === 'stream.end') return;
+      if (isDelta(chunk) || chunk.seq <= after) continue;
+      if (chunk.seq > after + 1) {
+        for await (const event of missed.call(this, chunk.seq)) yield event;
+      }
+      const { offset: _offset, ...event } = chunk;
+      after = event.seq;
+      yield event as RunEvent;
+      if (event.type === 'run.finished') return;
+    }
+  }
+
+  private async *followByQuery(options: { after?: number; intervalMs?: number; signal?: AbortSignal }): AsyncGenerator<RunEvent> {
     let after = options.after ?? 0;
     const interval = options.intervalMs ?? 250;
     for (;;) {
@@ -240,6 +302,9 @@ export class RunHandle<O = unknown> {
   }
 }
 
+
+/** The stream's offset query (`@temporalio/workflow-streams`' fixed name): answered only by a run that streams. */
+const STREAM_OFFSET_QUERY = '__temporal_workflow_stream_offset';
 
 function isNotReady(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return false;

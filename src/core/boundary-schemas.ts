@@ -125,6 +125,26 @@ export const BOUNDARY_SCHEMAS = {
             "type": "integer",
             "minimum": 1,
             "x-message": "must be a whole number of history events, at least 1"
+          },
+          "stream": {
+            "anyOf": [
+              {
+                "type": "boolean"
+              },
+              {
+                "type": "object",
+                "properties": {
+                  "batchMs": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "x-message": "must be a whole number of milliseconds, at least 1"
+                  }
+                },
+                "additionalProperties": false
+              }
+            ],
+            "x-message": "must be true, false or an object such as { \"batchMs\": 100 }",
+            "description": "Live streaming: deltas and events published to the run's stream as they happen. { \"batchMs\" } sets how long deltas are gathered into one batch (default 100)."
           }
         },
         "x-message": "must be an object such as { \"continueAsNewAfterEvents\": 10000 }",
@@ -275,6 +295,26 @@ export const BOUNDARY_SCHEMAS = {
       "MonitorOptions": {
         "type": "object",
         "properties": {
+          "stream": {
+            "anyOf": [
+              {
+                "type": "boolean"
+              },
+              {
+                "type": "object",
+                "properties": {
+                  "batchMs": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "x-message": "must be a whole number of milliseconds, at least 1"
+                  }
+                },
+                "additionalProperties": false
+              }
+            ],
+            "x-message": "must be true, false or an object such as { \"batchMs\": 100 }",
+            "description": "Live streaming: deltas and events published to the run's stream as they happen. { \"batchMs\" } sets how long deltas are gathered into one batch (default 100)."
+          },
           "continuePrompt": {
             "type": "string",
             "x-message": "must be a string"

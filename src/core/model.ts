@@ -14,7 +14,17 @@ export interface ModelRequest {
   outputSchema?: JsonSchema;
   settings: ModelSettings;
   signal?: AbortSignal;
+  /**
+   * Hears the answer as it is produced (a streaming request: `settings.stream`). The response
+   * is the same with or without it.
+   */
+  onDelta?: (delta: ModelDelta) => void;
 }
+
+/** A piece of an answer being streamed: text, or a piece of a tool call (its name once known, its arguments' JSON text). */
+export type ModelDelta =
+  | { kind: 'text'; text: string }
+  | { kind: 'tool_call'; index: number; id?: string; name?: string; arguments: string };
 
 /** Why the model stopped: it answered, it asked for tools, or it ran out of output tokens. */
 export type StopReason = 'end' | 'tool_calls' | 'max_tokens' | 'other';

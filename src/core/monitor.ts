@@ -3,6 +3,7 @@
  * person, sleeping on a durable timer between turns. The workflow (src/workflows/agent-monitor.ts)
  * orchestrates; what can be decided from plain data is decided here.
  */
+import type { StreamSetting } from './stream.js';
 import type { ToolSpec } from './agent-spec.js';
 import type { PendingApproval } from './approval.js';
 import type { PendingClientCall } from './client-tools.js';
@@ -54,6 +55,8 @@ export interface TurnRetryRule {
 }
 
 export interface MonitorOptions {
+  /** Live streaming, as a run's `options.stream`: deltas and events published as they happen. */
+  stream?: StreamSetting;
   /** The prompt of a turn the model did not schedule. Default 'continue'. */
   continuePrompt?: string;
   doneTool?: { name?: string; description?: string };

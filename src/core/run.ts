@@ -11,6 +11,8 @@ import type { PermissionMode } from './permissions/index.js';
 import type { SessionEndReason, SessionRunStatus, SessionStartSource } from './session.js';
 import type { StateValues } from './state.js';
 import type { Usage } from './usage.js';
+import type { StreamSetting } from './stream.js';
+import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 
 /** Where a run is. Also the value of the `KeelStatus` search attribute. */
 export type RunStatus = 'running' | 'awaiting_approval' | 'completed' | 'max_turns' | 'blocked' | 'failed' | 'cancelled';
@@ -72,6 +74,12 @@ export interface RunOverrides {
 export interface RunOptions {
   /** Continue as new once the history has this many events (default 10,000). */
   continueAsNewAfterEvents?: number;
+  /**
+   * Live streaming: text deltas, tool-call progress and run events published to the run's
+   * stream as they happen (read with `RunHandle.stream()`). Off by default, and then it costs
+   * nothing. `{ batchMs }`: how long the model activity gathers deltas into one batch (100 ms).
+   */
+  stream?: StreamSetting;
 }
 
 /**
@@ -115,6 +123,8 @@ export interface ContinuedState {
    * compacted view), so that reading them never walks the chain of executions.
    */
   carried?: MessageSegment[];
+  /** The live stream's state (its offset and the log of the turn in progress), when the run streams. */
+  stream?: WorkflowStreamState;
 }
 
 /** Messages `start..start + messages.length - 1` of a run. */

@@ -143,9 +143,19 @@ export const runOverridesSchema = z
   )
   .meta({ description: "Per-run changes to the agent, recorded in the run's spec.", ...objectSaid('must be an object such as { "model": "openai:gpt-4.1", "maxTurns": 5 }') });
 
+const STREAM_SAID = 'must be true, false or an object such as { "batchMs": 100 }';
+/** Live streaming: on, off, or on with the model activity's batch interval. */
+export const streamSettingSchema = said(
+  z.union([z.boolean(), z.strictObject({ batchMs: positiveInt('must be a whole number of milliseconds, at least 1').optional() })], { error: STREAM_SAID }),
+  STREAM_SAID,
+).meta({ description: 'Live streaming: deltas and events published to the run\'s stream as they happen. { "batchMs" } sets how long deltas are gathered into one batch (default 100).' });
+
 export const runOptionsSchema = z
   .object(
-    { continueAsNewAfterEvents: positiveInt('must be a whole number of history events, at least 1').optional() },
+    {
+      continueAsNewAfterEvents: positiveInt('must be a whole number of history events, at least 1').optional(),
+      stream: streamSettingSchema.optional(),
+    },
     { error: object('must be an object such as { "continueAsNewAfterEvents": 10000 }') },
   )
   .meta(objectSaid('must be an object such as { "continueAsNewAfterEvents": 10000 }'));
@@ -213,6 +223,7 @@ const toolNaming = z.object({
 export const monitorOptionsSchema = z
   .object(
     {
+      stream: streamSettingSchema.optional(),
       continuePrompt: text('must be a string').optional(),
       doneTool: toolNaming.optional(),
       scheduleTool: toolNaming

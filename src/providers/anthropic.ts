@@ -271,6 +271,8 @@ async function generateStreaming(
         break;
       case 'content_block_start': {
         const b = event.content_block;
+        if (b.type === 'text' && b.text) request.onDelta?.({ kind: 'text', text: b.text });
+        if (b.type === 'tool_use') request.onDelta?.({ kind: 'tool_call', index: event.index, id: b.id, name: b.name, arguments: '' });
         blocks.set(event.index, {
           type: b.type,
           text: b.type === 'text' ? b.text : '',
@@ -284,8 +286,13 @@ async function generateStreaming(
       case 'content_block_delta': {
         const b = blocks.get(event.index);
         if (!b) break;
-        if (event.delta.type === 'text_delta') b.text += event.delta.text;
-        else if (event.delta.type === 'input_json_delta') b.json += event.delta.partial_json;
+        if (event.delta.type === 'text_delta') {
+          b.text += event.delta.text;
+          request.onDelta?.({ kind: 'text', text: event.delta.text });
+        } else if (event.delta.type === 'input_json_delta') {
+          b.json += event.delta.partial_json;
+          request.onDelta?.({ kind: 'tool_call', index: event.index, arguments: event.delta.partial_json });
+        }
         break;
       }
       case 'message_delta': {

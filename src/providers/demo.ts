@@ -266,68 +266,80 @@ export function createDemoProvider(): ModelProvider {
   return {
     name: 'demo',
     async generate(request) {
-      request.signal?.throwIfAborted();
-      const { messages } = request;
-      const last = messages.at(-1);
-      const monitor = request.tools.some((t) => t.name === SCHEDULE) && request.tools.some((t) => t.name === DONE);
-
-      if (last?.role === 'tool') {
-        let i = messages.length;
-        while (i > 0 && messages[i - 1]?.role === 'tool') i--;
-        const results = messages.slice(i) as ToolResultMessage[];
-        if (monitor && results.some((r) => r.toolName === SCHEDULE || r.toolName === DONE)) {
-          return respond(request, results.some((r) => r.toolName === DONE) ? 'Done.' : 'Until the next look.');
+      const response = await answer(request);
+      // A streaming run sees the answer word by word, as from a real model.
+      if (request.onDelta) {
+        for (const piece of response.message.content.match(/\S+\s*|\s+/gu) ?? []) request.onDelta({ kind: 'text', text: piece });
+        for (const [index, call] of (response.message.toolCalls ?? []).entries()) {
+          request.onDelta({ kind: 'tool_call', index, id: call.id, name: call.name, arguments: call.arguments });
         }
-        if (monitor) return monitorStep(request, composeAnswer(messages, results).text);
-
-        // Everything found since the question: the lookups, then the call that needed approval.
-        const since = messages.findLastIndex((m) => m.role === 'user') + 1;
-        const turn = messages.slice(since);
-        const gated = new Set(request.tools.filter(needsApproval).map((t) => t.name));
-        const all = turn.filter((m): m is ToolResultMessage => m.role === 'tool');
-        const lookups = all.filter((r) => !gated.has(r.toolName));
-        const asked = turn.some((m) => m.role === 'assistant' && (m.toolCalls ?? []).some((c) => gated.has(c.name)));
-        const postcard = request.tools.filter(needsApproval).find((t) => singleStringArgument(t) !== undefined);
-        if (postcard && !asked && lookups.length > 0) {
-          const arg = singleStringArgument(postcard)!;
-          const call = { id: DEMO_APPROVAL_CALL_ID, name: postcard.name, arguments: JSON.stringify({ [arg]: postcardText(messages, lookups) }) };
-          return respond(request, `One more step, which needs your approval: ${postcard.name}.`, [call]);
-        }
-        const { text, places } = composeAnswer(messages, lookups);
-        const approved = all
-          .filter((r) => gated.has(r.toolName))
-          .map((r) => `- ${humanize(r.toolName)}: ${r.isError ? `not done (${r.content.trim()})` : r.content.trim()}`);
-        return finalAnswer(request, [text, ...approved].join('\n'), places);
       }
-
-      if (last?.role === 'user') {
-        const tools = request.tools
-          .filter((tool) => !monitor || (tool.name !== SCHEDULE && tool.name !== DONE))
-          .filter((tool) => !needsApproval(tool))
-          .map((tool) => ({ tool, arg: singleStringArgument(tool) }))
-          .filter((t): t is { tool: ToolSpec; arg: string } => t.arg !== undefined);
-        if (tools.length > 0) {
-          const places = findPlaces(last.content);
-          if (places.length === 0) {
-            return finalAnswer(
-              request,
-              'Which city would you like to know about? Please name a city, for example Paris or Tokyo.',
-            );
-          }
-          const calls: ToolCall[] = [];
-          for (const place of places) {
-            for (const { tool, arg } of tools) {
-              calls.push({ id: `demo_call_${calls.length + 1}`, name: tool.name, arguments: JSON.stringify({ [arg]: place }) });
-            }
-          }
-          return respond(request, '', calls);
-        }
-        const question = last.content.trim().replace(/\s+/g, ' ');
-        const short = question.length > 200 ? `${question.slice(0, 200)}…` : question;
-        return finalAnswer(request, `You asked: "${short}". I am the offline demo model, so this is all I can say.`);
-      }
-
-      return finalAnswer(request, 'I am the offline demo model. Ask me about a city, for example "What is the weather in Paris?".');
+      return response;
     },
   };
+}
+
+async function answer(request: ModelRequest): Promise<ModelResponse> {
+  request.signal?.throwIfAborted();
+  const { messages } = request;
+  const last = messages.at(-1);
+  const monitor = request.tools.some((t) => t.name === SCHEDULE) && request.tools.some((t) => t.name === DONE);
+
+  if (last?.role === 'tool') {
+    let i = messages.length;
+    while (i > 0 && messages[i - 1]?.role === 'tool') i--;
+    const results = messages.slice(i) as ToolResultMessage[];
+    if (monitor && results.some((r) => r.toolName === SCHEDULE || r.toolName === DONE)) {
+      return respond(request, results.some((r) => r.toolName === DONE) ? 'Done.' : 'Until the next look.');
+    }
+    if (monitor) return monitorStep(request, composeAnswer(messages, results).text);
+
+    // Everything found since the question: the lookups, then the call that needed approval.
+    const since = messages.findLastIndex((m) => m.role === 'user') + 1;
+    const turn = messages.slice(since);
+    const gated = new Set(request.tools.filter(needsApproval).map((t) => t.name));
+    const all = turn.filter((m): m is ToolResultMessage => m.role === 'tool');
+    const lookups = all.filter((r) => !gated.has(r.toolName));
+    const asked = turn.some((m) => m.role === 'assistant' && (m.toolCalls ?? []).some((c) => gated.has(c.name)));
+    const postcard = request.tools.filter(needsApproval).find((t) => singleStringArgument(t) !== undefined);
+    if (postcard && !asked && lookups.length > 0) {
+      const arg = singleStringArgument(postcard)!;
+      const call = { id: DEMO_APPROVAL_CALL_ID, name: postcard.name, arguments: JSON.stringify({ [arg]: postcardText(messages, lookups) }) };
+      return respond(request, `One more step, which needs your approval: ${postcard.name}.`, [call]);
+    }
+    const { text, places } = composeAnswer(messages, lookups);
+    const approved = all
+      .filter((r) => gated.has(r.toolName))
+      .map((r) => `- ${humanize(r.toolName)}: ${r.isError ? `not done (${r.content.trim()})` : r.content.trim()}`);
+    return finalAnswer(request, [text, ...approved].join('\n'), places);
+  }
+
+  if (last?.role === 'user') {
+    const tools = request.tools
+      .filter((tool) => !monitor || (tool.name !== SCHEDULE && tool.name !== DONE))
+      .filter((tool) => !needsApproval(tool))
+      .map((tool) => ({ tool, arg: singleStringArgument(tool) }))
+      .filter((t): t is { tool: ToolSpec; arg: string } => t.arg !== undefined);
+    if (tools.length > 0) {
+      const places = findPlaces(last.content);
+      if (places.length === 0) {
+        return finalAnswer(
+          request,
+          'Which city would you like to know about? Please name a city, for example Paris or Tokyo.',
+        );
+      }
+      const calls: ToolCall[] = [];
+      for (const place of places) {
+        for (const { tool, arg } of tools) {
+          calls.push({ id: `demo_call_${calls.length + 1}`, name: tool.name, arguments: JSON.stringify({ [arg]: place }) });
+        }
+      }
+      return respond(request, '', calls);
+    }
+    const question = last.content.trim().replace(/\s+/g, ' ');
+    const short = question.length > 200 ? `${question.slice(0, 200)}…` : question;
+    return finalAnswer(request, `You asked: "${short}". I am the offline demo model, so this is all I can say.`);
+  }
+
+  return finalAnswer(request, 'I am the offline demo model. Ask me about a city, for example "What is the weather in Paris?".');
 }

@@ -191,7 +191,10 @@ async function generateStreaming(
     if (chunk.usage) usage = chunk.usage;
     const choice = chunk.choices?.[0];
     if (!choice) continue;
-    if (choice.delta?.content) text += choice.delta.content;
+    if (choice.delta?.content) {
+      text += choice.delta.content;
+      request.onDelta?.({ kind: 'text', text: choice.delta.content });
+    }
     if (choice.delta?.refusal) refusal += choice.delta.refusal;
     for (const d of choice.delta?.tool_calls ?? []) {
       let call = calls.get(d.index);
@@ -202,6 +205,13 @@ async function generateStreaming(
       if (d.id) call.id = d.id;
       if (d.function?.name) call.name += d.function.name;
       if (d.function?.arguments) call.arguments += d.function.arguments;
+      request.onDelta?.({
+        kind: 'tool_call',
+        index: d.index,
+        ...(d.id && { id: d.id }),
+        ...(d.function?.name && { name: d.function.name }),
+        arguments: d.function?.arguments ?? '',
+      });
     }
     if (choice.finish_reason) finishReason = choice.finish_reason;
   }

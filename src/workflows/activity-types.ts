@@ -13,6 +13,7 @@ import type { AssistantMessage, Message, ToolCall, ToolResultMessage } from '../
 import type { StopReason } from '../core/model.js';
 import type { HandoffView, RunOverrides } from '../core/run.js';
 import type { StateChanges, StateValues } from '../core/state.js';
+import type { StreamOptions } from '../core/stream.js';
 import type { Usage } from '../core/usage.js';
 
 export interface ResolveAgentInput {
@@ -55,6 +56,8 @@ export interface ModelTurnInput {
   from?: number;
   /** After a handoff with an input filter: the messages before `at` are seen through it. */
   handoff?: HandoffView;
+  /** The run streams: publish the model's deltas to its stream, batched so. Absent when it does not. */
+  stream?: StreamOptions;
 }
 
 export type OutputCheck = { valid: true; value: unknown } | { valid: false; error: string };

@@ -54,6 +54,7 @@ export async function agentMonitor(input: MonitorInput): Promise<MonitorResult> 
     start: { agent: input?.agent, context: input?.context, state: input?.state, overrides: input?.overrides, prompt: input?.goal },
     continued: input?.continued?.run,
     parentLink: input?.parent,
+    stream: input?.options?.stream,
     features: [monitorFeature(m)],
     needsSearchAttributes: (status) => status === undefined,
     onWaiting: (run, waiting) => {

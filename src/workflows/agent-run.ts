@@ -20,6 +20,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     start: { agent: input?.agent, context: input?.context, state: input?.state, overrides: input?.overrides, prompt: input?.input },
     continued: input?.continued,
     parent: input?.parent,
+    stream: input?.options?.stream,
     // A run started by a client that did not set them (the `temporal` CLI) sets them itself, once.
     needsSearchAttributes: (status) => status !== 'running',
     onWaiting: (run, waiting) => {

@@ -26,6 +26,7 @@ import type { BackgroundState, ContinuedState } from '../core/run.js';
 import { argumentsObject, errorResult, type ToolStage } from '../core/tool-pipeline.js';
 import { AGENT_MONITOR_WORKFLOW, agentSearchAttribute, statusSearchAttribute, stopSignal } from './api.js';
 import type { RunFeature } from './feature.js';
+import { LiveStream } from './live-stream.js';
 import type { Run } from './run-state.js';
 
 interface SpawnArgs {
@@ -166,6 +167,7 @@ export class Background implements RunFeature {
           return answer(`${this.running().length} background agents are running, the limit (${spec.maxConcurrent}); stop one or wait for one to end.`, true);
         }
         const workflowId = `${workflowInfo().workflowId}/${name}`;
+        const streaming = this.run!.feature(LiveStream);
         const input: MonitorInput = {
           agent: spec.agent,
           goal,
@@ -176,6 +178,8 @@ export class Background implements RunFeature {
           budgets: { ...spec.budgets, ...(args.budgets ?? {}) },
           parent: { workflowId: workflowInfo().workflowId, name, depth, maxDepth },
           ...(startAt !== undefined && { startAt }),
+          // A streaming run's background agents stream too: a client follows them by their workflow IDs.
+          ...(streaming && { options: { stream: streaming.options } }),
         };
         try {
           await startChild(AGENT_MONITOR_WORKFLOW, {

@@ -31,12 +31,14 @@ import { innermostError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { preview } from '../core/limits.js';
 import type { ContinuedState, ParentRun, RunOverrides, RunStatus } from '../core/run.js';
+import { streamOptions, type StreamSetting } from '../core/stream.js';
 import type { AgentActivities } from './activity-types.js';
 import { agentSearchAttribute, statusSearchAttribute } from './api.js';
 import { Background } from './background.js';
 import { ClientTools } from './client-tools.js';
 import type { RunFeature } from './feature.js';
 import { Handoffs } from './handoff.js';
+import { LiveStream } from './live-stream.js';
 import { registerRunHandlers } from './run-handlers.js';
 import { checkStart, sessionEnd } from './run-checks.js';
 import { Run } from './run-state.js';
@@ -80,6 +82,8 @@ export interface Driver {
   runChecks?(run: Run): boolean;
   /** After everything else at the end (a background agent reports to the run that started it). */
   farewell?(status: string, text: string): Promise<void>;
+  /** Live streaming, when the run's starter switched it on (see live-stream.ts). */
+  stream?: StreamSetting;
 }
 
 export class Lifecycle {
@@ -89,6 +93,8 @@ export class Lifecycle {
   readonly subAgents: SubAgents;
   readonly background: Background;
   readonly clientTools = new ClientTools();
+  /** The run's live stream, when it streams; built here so a poll of the first task finds its handler. */
+  readonly stream: LiveStream | undefined;
   private readonly continued: ContinuedState | undefined;
 
   constructor(private readonly driver: Driver) {
@@ -98,6 +104,8 @@ export class Lifecycle {
     this.handoffs = new Handoffs(carried);
     this.subAgents = new SubAgents(driver.parent, carried !== undefined);
     this.background = new Background(carried?.background, driver.parentLink);
+    const streaming = streamOptions(driver.stream);
+    this.stream = streaming ? new LiveStream(carried?.stream, streaming) : undefined;
     registerRunHandlers(() => this.current, this.background, this.clientTools);
   }
 
@@ -107,7 +115,7 @@ export class Lifecycle {
 
   private features(): RunFeature[] {
     const gate: RunFeature = { name: 'gate', stage: { name: 'gate', run: (request, next) => gateStage(this.current!).run(request, next) } };
-    return [...(this.driver.features ?? []), gate, this.handoffs, this.subAgents, this.background, this.clientTools];
+    return [...(this.stream ? [this.stream] : []), ...(this.driver.features ?? []), gate, this.handoffs, this.subAgents, this.background, this.clientTools];
   }
 
   /**
@@ -155,11 +163,13 @@ export class Lifecycle {
   continueAsNewDue(options: { afterEvents?: number; driver?: boolean } = {}): boolean {
     const info = workflowInfo();
     const limit = options.afterEvents ?? DEFAULT_CONTINUE_AS_NEW_EVENTS;
-    return Boolean(options.driver) || info.continueAsNewSuggested || info.historyLength >= limit || info.historySize >= CONTINUE_AS_NEW_BYTES;
+    return Boolean(options.driver) || Boolean(this.stream?.dueForNew) || info.continueAsNewSuggested || info.historyLength >= limit || info.historySize >= CONTINUE_AS_NEW_BYTES;
   }
 
   /** Continues as new once the handlers in flight have finished: `next` calls `continueAsNew` with the next input. */
   async continueAsNew(run: Run, next: () => Promise<never>, turns = run.turns): Promise<never> {
+    // Parked polls are handlers in flight: they answer now, and subscribers poll the next execution.
+    this.stream?.detach();
     await condition(allHandlersFinished);
     run.emit({ type: 'run.continued', turns });
     return next();
@@ -175,6 +185,7 @@ export class Lifecycle {
     for (const f of run.composed) await f.afterTurn?.();
     await this.settle(run, status);
     await this.driver.farewell?.(status, error ?? (typeof output === 'string' ? output : status));
+    await this.stream?.finish(status);
     await condition(allHandlersFinished);
   }
 
@@ -196,6 +207,7 @@ export class Lifecycle {
       this.driver.onEnd(status);
     }
     await this.driver.farewell?.(cancelled ? 'stopped' : 'failed', cancelled ? 'cancelled' : message);
+    await this.stream?.finish(status);
     if (!cancelled) throw asRunFailure(err);
     throw isCancellation(err) ? err : new CancelledFailure('The run was cancelled.', [], err instanceof Error ? err : undefined);
   }

@@ -11,7 +11,7 @@ import type { JsonValue } from '../core/json.js';
 import { pageWithin } from '../core/limits.js';
 import type { AssistantMessage, Message, ToolCall } from '../core/messages.js';
 import type { ToolSpec } from '../core/agent-spec.js';
-import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
+import type { ContinuedState, EventPage, MessageSegment, NewRunEvent, RunEvent, RunState, RunStatus, TranscriptPage } from '../core/run.js';
 import type { StateChanges, StateValues } from '../core/state.js';
 import { specHash } from '../core/spec-hash.js';
 import type { ToolStage } from '../core/tool-pipeline.js';
@@ -65,6 +65,8 @@ export class Run {
   readonly state: State;
   /** The state's version the agent in charge's instructions were evaluated with. */
   instructionsAt: number;
+  /** Hears each event as it is logged (the live stream publishes it). */
+  onEvent: ((event: RunEvent) => void) | undefined;
   /** The features the driver composed, in pipeline order (see feature.ts). */
   private readonly features: readonly RunFeature[];
   /** Tools the features answer themselves, part of every spec the run records. */
@@ -238,7 +240,8 @@ export class Run {
   }
 
   emit(event: NewRunEvent): void {
-    this.log.append(event, new Date());
+    const logged = this.log.append(event, new Date());
+    this.onEvent?.(logged);
   }
 
   /** Applies what a call (or a sub-agent) wrote to the state, and says so in the log when it changed something. */

@@ -13,6 +13,7 @@ import { ClientTools } from './client-tools.js';
 import type { ApprovalDecision } from '../core/approval.js';
 import { changesBetween } from '../core/state.js';
 import type { RunFeature } from './feature.js';
+import { LiveStream } from './live-stream.js';
 import { hooks } from './run-checks.js';
 import type { Run } from './run-state.js';
 
@@ -71,11 +72,14 @@ function subAgentStage(current: () => Run, parent: ParentRun | undefined): ToolS
       // The sub-agent starts with the run's state and remembered approvals; what it changes comes back.
       const given = run.state.values;
       const remembered = run.approvals.remembered;
+      const streaming = run.feature(LiveStream);
       const input: AgentRunInput = {
         agent: tool.subAgent,
         input: started?.additionalContext ? `${task}\n\n${started.additionalContext}` : task,
         ...(run.context !== undefined && { context: run.context }),
         ...(run.state.used && { state: given }),
+        // A streaming run's sub-agents stream too: a client follows them by their workflow IDs.
+        ...(streaming && { options: { stream: streaming.options } }),
         parent: {
           workflowId: workflowInfo().workflowId,
           callId: call.id,

@@ -12,6 +12,7 @@ import type { ModelTurnResult } from './activity-types.js';
 import type { Run } from './run-state.js';
 import { modelActivity } from './scheduling.js';
 import { Handoffs } from './handoff.js';
+import { LiveStream } from './live-stream.js';
 import { checkAnswer } from './run-checks.js';
 import { runToolCalls } from './tool-pipeline.js';
 import { refreshInstructions } from './state.js';
@@ -31,6 +32,7 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
   // What the UI shows as the run's current details (served by a query: no history events).
   setCurrentDetails(`turn ${turn} of at most ${spec.maxTurns}: waiting for ${spec.model}`);
   const handoffView = run.feature(Handoffs)?.view;
+  const stream = run.feature(LiveStream);
   const result = await modelActivity(spec, turn).modelTurn({
     agent: spec.name,
     turn,
@@ -38,6 +40,7 @@ export async function runTurn(run: Run): Promise<TurnOutcome> {
     spec: run.specHash,
     ...(run.viewFrom > 0 && { from: run.viewFrom }),
     ...(handoffView && { handoff: handoffView }),
+    ...(stream && { stream: stream.options }),
   });
   const truncated = result.truncated ?? result.stopReason === 'max_tokens';
   run.usage = addUsage(run.usage, result.usage);

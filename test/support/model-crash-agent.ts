@@ -11,3 +11,13 @@ export const modelCrashAgent = defineAgent({
   model: `openai:${MODEL_CRASH_MODEL}`,
   modelSettings: { heartbeatTimeoutMs: MODEL_CRASH_HEARTBEAT_TIMEOUT_MS, retry: { initialInterval: '100ms' } },
 });
+
+export const STREAM_CRASH_MODEL = 'stream-crash';
+
+/** The agent of the streaming crash test: a streamed answer whose worker is killed mid-stream. */
+export const streamCrashAgent = defineAgent({
+  name: 'stream-crash-test',
+  instructions: 'Answer at length.',
+  model: `openai:${STREAM_CRASH_MODEL}`,
+  modelSettings: { heartbeatTimeoutMs: MODEL_CRASH_HEARTBEAT_TIMEOUT_MS, retry: { initialInterval: '100ms' } },
+});

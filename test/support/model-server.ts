@@ -98,6 +98,8 @@ export interface RecordedRequest {
    * gave up (an abort, a timeout, a cancelled activity) or a fault dropped it. Unset otherwise.
    */
   closedAt?: number;
+  /** A stream's events as they were written, each with `Date.now()` at the write (for latency benchmarks). */
+  sent?: { at: number; event: string }[];
 }
 
 /**
@@ -495,8 +497,11 @@ export async function startModelServer(options: { port?: number } = {}): Promise
       }
       // One event now, the next after the pause, and so on; a client that leaves ends it.
       const events = [...rendered.events];
+      const sent: { at: number; event: string }[] = (request.sent = []);
       const writeNext = () => {
-        res.write(events.shift() ?? '');
+        const event = events.shift() ?? '';
+        sent.push({ at: Date.now(), event });
+        res.write(event);
         if (events.length === 0) res.end();
         else later(res, pause, writeNext, () => req.socket.destroy());
       };

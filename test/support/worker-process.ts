@@ -6,7 +6,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createWorker } from '../../src/worker.js';
 import { crashAgent } from './crash-agent.js';
-import { modelCrashAgent } from './model-crash-agent.js';
+import { modelCrashAgent, streamCrashAgent } from './model-crash-agent.js';
 import { crewOverseer, crewWatcher } from './team-agents.js';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -15,7 +15,7 @@ const server = process.env.MODEL_SERVER_URL;
 if (!server || !process.env.KEEL_TASK_QUEUE) throw new Error('MODEL_SERVER_URL and KEEL_TASK_QUEUE must be set');
 
 const worker = await createWorker({
-  agents: [crashAgent, modelCrashAgent, crewOverseer, crewWatcher],
+  agents: [crashAgent, modelCrashAgent, streamCrashAgent, crewOverseer, crewWatcher],
   taskQueue: process.env.KEEL_TASK_QUEUE,
   providers: { openai: { apiKey: 'test-key', baseURL: `${server}/v1` } },
   // The run's next workflow task waits this long for the dead worker before any worker may take it.

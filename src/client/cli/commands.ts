@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AgentClient, RunFailedError, type RunHandle } from '../agent-client.js';
+import { StreamText, isDelta } from '../../core/stream.js';
 import type { PendingApproval } from '../../core/approval.js';
 import type { ClientToolHandlers } from '../../core/client-tools.js';
 import { ClientToolsLoadError, loadClientTools } from '../client-tools-loader.js';
@@ -13,7 +14,7 @@ import type { AgentDefinition } from '../../core/define.js';
 import type { StateValues } from '../../core/state.js';
 import type { Message } from '../../core/messages.js';
 import type { MonitorState } from '../../core/monitor.js';
-import type { AgentRunInput, AgentRunResult, RunState } from '../../core/run.js';
+import type { AgentRunInput, AgentRunResult, RunEvent, RunState } from '../../core/run.js';
 import type { KeelWorker } from '../../worker.js';
 import type * as ExamplesModule from '../../../examples/demo.js';
 import { PromptInterrupted, promptForApprovals, type PromptStreams } from './approval-prompt.js';
@@ -207,6 +208,8 @@ export interface RunCommandOptions {
   json?: boolean;
   /** false with --no-input: never ask about approvals. */
   input?: boolean;
+  /** false with --no-stream: the run does not stream (its events are followed by query). */
+  stream?: boolean;
   taskQueue?: string;
   /** A module of client tool handlers: this process runs the run's client tools. */
   tools?: string;
@@ -229,7 +232,8 @@ export async function runCommand(agent: string, prompt: string, options: RunComm
       if (options.tools && options.detach) throw new CliError('--tools needs a followed run (this process runs the client tools): leave out --detach.');
       // Loaded before the run starts: a module that cannot serve is an error before anything runs.
       const tools = options.tools ? await loadToolsOrFail(options.tools) : undefined;
-      const handle = await startRun(client, agent, prompt, options.id, options.state !== undefined ? parseState(options.state) : undefined);
+      const stream = options.stream !== false;
+      const handle = await startRun(client, agent, prompt, options.id, { stream, ...(options.state !== undefined && { state: parseState(options.state) }) });
       if (options.detach) {
         if (options.json) out(JSON.stringify({ workflowId: handle.workflowId, uiUrl: handle.uiUrl }));
         else {
@@ -241,7 +245,7 @@ export async function runCommand(agent: string, prompt: string, options: RunComm
         return 0;
       }
       const ask = options.input !== false && !options.json && interactive();
-      const follow = { json: options.json ?? false, taskQueue: client.taskQueue, approvals: ask ? ('prompt' as const) : ('print' as const) };
+      const follow = { json: options.json ?? false, taskQueue: client.taskQueue, approvals: ask ? ('prompt' as const) : ('print' as const), stream };
       if (!tools) return followRun(handle, follow);
       return withClientTools(handle, tools, options.json ?? false, () => followRun(handle, follow));
     },
@@ -291,9 +295,9 @@ function parseState(text: string): StateValues {
   return value as StateValues;
 }
 
-async function startRun(client: AgentClient, agent: string, prompt: string, workflowId?: string, state?: StateValues): Promise<RunHandle> {
+async function startRun(client: AgentClient, agent: string, prompt: string, workflowId: string | undefined, start: { stream: boolean; state?: StateValues }): Promise<RunHandle> {
   try {
-    return await client.start(agent, prompt, { ...(workflowId && { workflowId }), ...(state && { state }) });
+    return await client.start(agent, prompt, { ...(workflowId && { workflowId }), ...(start.stream && { stream: true }), ...(start.state && { state: start.state }) });
   } catch (e) {
     if ((e as Error)?.name === 'WorkflowExecutionAlreadyStartedError') {
       throw new CliError(`A run with workflow ID "${workflowId}" is already running: pick another --id.`);
@@ -316,6 +320,8 @@ export interface FollowOptions {
   approvals?: ApprovalHandling;
   /** Where 'prompt' asks. Default: stdin and stdout. */
   streams?: PromptStreams;
+  /** The run streams: its text is printed as it arrives (with --json, each chunk is a line). */
+  stream?: boolean;
 }
 
 /**
@@ -344,9 +350,11 @@ export async function followRun(handle: RunHandle, options: FollowOptions): Prom
     process.exit(EXIT.interrupted);
   });
 
+  const live = new LiveText(s);
   try {
-    for await (const event of handle.follow()) {
+    for await (const event of options.stream ? live.events(handle, options.json) : handle.follow()) {
       clearTimeout(hint);
+      live.settle(event);
       if (options.json) out(JSON.stringify(event));
       else {
         const line = formatEvent(event, context, s, width());
@@ -378,11 +386,72 @@ export async function followRun(handle: RunHandle, options: FollowOptions): Prom
       return EXIT.failed;
     }
     if (options.json) out(JSON.stringify({ type: 'result', workflowId: handle.workflowId, uiUrl: handle.uiUrl, ...result }));
-    else for (const line of formatResult(result, handle.uiUrl, s)) out(line);
+    else for (const line of formatResult(result, handle.uiUrl, s, { shown: live.shown(result.output) })) out(line);
     return result.status === 'blocked' ? EXIT.blocked : EXIT.completed;
   } finally {
     clearTimeout(hint);
     stopSignals();
+  }
+}
+
+/**
+ * A streaming run's text as it arrives: each turn's deltas written as they come (a retried turn
+ * starts again on a new line, saying so), its events passed on to be printed as usual.
+ */
+class LiveText {
+  private readonly text = new StreamText();
+  /** The turn whose text is being written, and how much of it is on the screen. */
+  private turn: number | undefined;
+  private written = '';
+  private lastText = '';
+
+  constructor(private readonly s: Style) {}
+
+  async *events(handle: RunHandle, json: boolean): AsyncGenerator<RunEvent> {
+    for await (const chunk of handle.stream()) {
+      if (chunk.type === 'stream.end') return;
+      if (!isDelta(chunk)) {
+        const { offset: _offset, ...event } = chunk;
+        yield event as RunEvent;
+        continue;
+      }
+      if (json) {
+        out(JSON.stringify(chunk));
+        continue;
+      }
+      if (chunk.type === 'tool_call.delta' || !this.text.apply(chunk)) continue;
+      const now = this.text.text(chunk.turn);
+      if (this.turn !== chunk.turn || !now.startsWith(this.written)) {
+        if (this.written !== '') process.stdout.write('\n');
+        if (chunk.type === 'turn.reset' || (this.turn === chunk.turn && this.written !== '')) {
+          out(this.s.dim(`  (the model's answer starts again: attempt ${chunk.attempt})`));
+        }
+        this.turn = chunk.turn;
+        this.written = '';
+      }
+      const more = now.slice(this.written.length);
+      if (more === '') continue;
+      if (this.written === '') process.stdout.write('  ');
+      process.stdout.write(more.replace(/\n/g, '\n  '));
+      this.written = now;
+    }
+  }
+
+  /** An event after some text: the text's line ends first, and its turn's text is not printed again. */
+  settle(event: RunEvent): void {
+    if (this.written === '') return;
+    process.stdout.write('\n');
+    if (event.type === 'turn.finished' && event.turn === this.turn) {
+      this.lastText = this.written;
+      // Printed already: the event says only what the text did not.
+      (event as { text: string }).text = '';
+    }
+    this.written = '';
+  }
+
+  /** Whether the final answer is on the screen already (streamed as the last turn's text). */
+  shown(output: unknown): boolean {
+    return typeof output === 'string' && output !== '' && output === this.lastText;
   }
 }
 

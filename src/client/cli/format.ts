@@ -230,11 +230,14 @@ export function formatTripwire(t: Tripwire): string {
 }
 
 /** The end of a followed run: the answer (or what blocked it), the status with turns and usage, the UI link. */
-export function formatResult(result: AgentRunResult, uiUrl: string, s: Style): string[] {
+/** `shown`: the answer is on the screen already (it was streamed): it is not printed again. */
+export function formatResult(result: AgentRunResult, uiUrl: string, s: Style, options: { shown?: boolean } = {}): string[] {
   const lines =
     result.status === 'blocked'
       ? ['', s.bold(s.red('Blocked')), result.blocked ? `Stopped by ${formatTripwire(result.blocked)}` : 'Stopped by a guardrail.', '']
-      : ['', s.bold('Answer'), formatOutput(result.output), ''];
+      : options.shown
+        ? ['']
+        : ['', s.bold('Answer'), formatOutput(result.output), ''];
   const status =
     result.status === 'completed' ? s.green('completed') : result.status === 'blocked' ? s.red('blocked') : s.yellow('stopped at max turns');
   lines.push(`${status} ${s.dim(`· ${plural(result.turns, 'turn')} · ${formatUsage(result.usage)}`)}`);

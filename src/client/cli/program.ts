@@ -121,6 +121,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--no-input', 'never ask about approvals: print the commands that decide a waiting call, and keep following')
     .option('--tools <module>', "run the agent's client tools (runsOn: 'client') here, with the handlers this module exports")
     .option('--state <json>', "the run's state at its start, a JSON object: its tools read and write it, it fills {key} in instructions")
+    .option('--no-stream', 'do not stream the run: follow its events by query, and print the answer at the end')
     .addOption(taskQueueOption())
     .addHelpText(
       'after',
