@@ -10,6 +10,7 @@ import { oneLine } from '../../core/text.js';
 import type { AgentClient } from '../agent-client.js';
 import { SessionRefusedError, type SessionHandle } from '../session-handle.js';
 import { PromptInterrupted, promptForApprovals } from './approval-prompt.js';
+import { CHAT_HELP } from './chat-help.js';
 import { ChatFollower, type FollowEnd } from './chat-follow.js';
 import { CliError, type GlobalOptions } from './common.js';
 import { colorEnabled, createStyle, formatUsage, plural, type Style } from './format.js';
@@ -17,23 +18,12 @@ import { width, withClient } from './commands.js';
 
 export interface ChatOptions {
   session?: string;
-  /** A module of client tool handlers the chat serves (see `keel run --tools`). */
-  tools?: string;
   taskQueue?: string;
 }
 
 /** Messages of a resumed session shown before its prompt. */
 const RESUME_TAIL = 6;
 
-export const CHAT_HELP = [
-  '/checkpoints   the session\'s checkpoints (one per message), newest last',
-  '/rewind [id]   go back to before a message; it comes back into the input to edit and send again',
-  '/fork          a new session with this conversation; the chat goes on in it',
-  '/clear         a new empty session (this one is kept); the chat goes on in it',
-  '/state         the session\'s state',
-  '/agent         the agent that answers the next message',
-  '/exit          leave; the session stays (keel chat <agent> --session <id> resumes it)',
-];
 
 export async function chatCommand(agent: string, options: ChatOptions, globals: GlobalOptions): Promise<number> {
   return withClient(
@@ -42,7 +32,6 @@ export async function chatCommand(agent: string, options: ChatOptions, globals: 
       const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
       const chat = new Chat(client, { terminal, style: createStyle(colorEnabled(process.stdout)), width: width() });
       const session = options.session ? await chat.resume(options.session) : await chat.start(agent, options.taskQueue);
-      if (options.tools) await chat.serveTools(options.tools);
       return chat.loop(session);
     },
     options.taskQueue,
@@ -57,8 +46,6 @@ interface ChatSettings {
 
 class Chat {
   private session!: SessionHandle;
-  private readonly serving: { stop(): void }[] = [];
-  private toolsModule?: string;
   private rl?: Interface;
   /** Lines of a pipe, read through one iterator for the whole chat so none is dropped between reads. */
   private pipeLines?: AsyncIterator<string>;
@@ -113,25 +100,6 @@ class Chat {
     return session;
   }
 
-  async serveTools(module: string): Promise<void> {
-    this.toolsModule = module;
-    await this.startServing();
-  }
-
-  private async startServing(): Promise<void> {
-    if (!this.toolsModule) return;
-    const { loadClientTools } = await import('./client-tools.js');
-    const handlers = await loadClientTools(this.toolsModule);
-    const controller = new AbortController();
-    const served = this.session.run.serveClientTools(handlers, { signal: controller.signal });
-    served.catch((e: unknown) => this.err(this.s.red(`✗ serving client tools stopped: ${(e as Error).message}`)));
-    this.serving.push({ stop: () => controller.abort() });
-  }
-
-  private stopServing(): void {
-    for (const s of this.serving.splice(0)) s.stop();
-  }
-
   /** Reads and answers messages until /exit or the end of the input. */
   async loop(first: SessionHandle): Promise<number> {
     this.session = first;
@@ -156,7 +124,6 @@ class Chat {
         if (this.stuck) break;
       }
     } finally {
-      this.stopServing();
       this.rl?.close();
     }
     this.out(this.s.dim(`Session ${this.session.workflowId} stays; resume it with: keel chat --session ${this.session.workflowId} ${(await this.session.status().catch(() => undefined))?.agent ?? '<agent>'}`));
@@ -283,10 +250,8 @@ class Chat {
         case '/fork':
         case '/clear': {
           const next = name === '/fork' ? await this.session.fork() : await this.session.clear();
-          this.stopServing();
           const from = this.session.workflowId;
           this.session = next;
-          await this.startServing();
           this.out(this.s.dim(`${name === '/fork' ? 'forked' : 'cleared'}: now in session ${next.workflowId} (${from} is kept)`));
           return undefined;
         }
