@@ -108,8 +108,10 @@ describe('keel chat on a terminal', () => {
       at = await term.waitFor('you> ', { from: at });
       term.type('Are you there?\r');
       at = await term.waitFor(`${agents.stop.name}> Still here.`, { from: at });
-      // The given-up message is not part of the conversation.
-      expect(userMessagesSeen(model)).toEqual(['Are you there?']);
+      // The given-up run's message stays in the conversation (as Claude Code keeps an interrupted
+      // one); its answer never came.
+      expect(userMessagesSeen(model)).toEqual(['Take your time', 'Are you there?']);
+      expect(JSON.stringify(t.server.requests(model).at(-1)!.body.messages)).not.toContain('This answer never comes.');
       term.type('/exit\r');
       expect(await term.exited).toBe(0);
     } finally {

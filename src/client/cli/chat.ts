@@ -193,7 +193,7 @@ class Chat {
         this.out(this.s.dim(`  ${formatUsage(end.usage)}`));
         return 0;
       case 'discarded':
-        this.out(this.s.yellow('⊘ run given up; the conversation is as it was before it.'));
+        this.out(this.s.yellow('⊘ run given up (its message stays in the conversation; /rewind removes it).'));
         return 0;
       case 'blocked':
         this.err(this.s.red(`⊘ ${end.error ?? 'blocked by a guardrail'}`));
