@@ -27,10 +27,11 @@ export interface CliResult {
 export function runCommand(
   command: string,
   args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number; label?: string },
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number; label?: string; /** Written to its stdin, which then ends. */ stdin?: string },
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env });
+    if (options.stdin !== undefined) child.stdin.end(options.stdin);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { PERMISSION_MODES, type PermissionMode } from '../../core/permissions/index.js';
+import { CHAT_HELP } from './chat-help.js';
 import { CliError, DEFAULT_TASK_QUEUE, type GlobalOptions } from './common.js';
 
 const RUN_STATUSES = [
@@ -141,6 +142,26 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .action(async (agent: string, prompt: string, options, command: Command) => {
       setExitCode(await (await commands()).runCommand(agent, prompt, options, globals(command)));
+    });
+
+  program
+    .command('chat')
+    .description('Talk to an agent in a session: the answer as it arrives, tool calls in a line each, approvals asked inline.')
+    .argument('[agent]', 'name of the agent (a worker must serve it); not needed with --session')
+    .option('--session <id>', 'go on with this session (its last messages are shown first)')
+    .addOption(taskQueueOption())
+    .addHelpText(
+      'after',
+      examples('keel chat demo', 'keel chat --session demo-session-1a2b3c4d', 'printf "Weather in Lisbon?\\nAnd Tokyo?\\n" | keel chat demo') +
+        '\nCommands in the chat:\n' +
+        CHAT_HELP.map((line) => `  ${line}`).join('\n') +
+        '\n\nCtrl-C during an answer stops that run (the session goes on); on an empty prompt it leaves.\n' +
+        'Without a terminal, each line is a message and the answers are printed; a run that waits for approval ends\n' +
+        'the chat with exit code 1 and the commands that decide it.\n',
+    )
+    .action(async (agent: string | undefined, options: { session?: string; taskQueue?: string }, command: Command) => {
+      if (!agent && !options.session) throw new CliError('Name the agent to talk to, or a session to go on with: keel chat <agent> · keel chat --session <id>');
+      setExitCode(await (await import('./chat.js')).chatCommand(agent ?? '', options, globals(command)));
     });
 
   program
