@@ -29,15 +29,19 @@ const send = defineTool({
   },
 });
 
+/** Runs on the client: `keel chat --tools` answers it with test/fixtures/client-tools/handlers.mjs. */
+const readNote = defineTool({ name: 'read_note', description: "Read a note on the user's machine.", input: z.object({ name: z.string() }), runsOn: 'client' });
+
 /** One agent per test, each with a model of its own, so the scripts stay apart. */
 const agentFor = (name: string) =>
-  defineAgent({ name: `chat-${name}-${suffix}`, instructions: 'Chat with the user.', model: `openai:chat-${name}-${suffix}`, modelSettings: { maxTokens: 200 }, tools: [send] });
+  defineAgent({ name: `chat-${name}-${suffix}`, instructions: 'Chat with the user.', model: `openai:chat-${name}-${suffix}`, modelSettings: { maxTokens: 200 }, tools: [send, readNote] });
 const agents = {
   tty: agentFor('tty'),
   pipe: agentFor('pipe'),
   waits: agentFor('waits'),
   resume: agentFor('resume'),
   stop: agentFor('stop'),
+  tools: agentFor('tools'),
 };
 const t = useKeel(Object.values(agents));
 const modelOf = (a: { name: string }) => a.name;
@@ -89,6 +93,14 @@ describe('keel chat on a terminal', () => {
       term.type('/exit\r');
       expect(await term.exited).toBe(0);
       expect(term.text).toMatch(/stays; resume it with: keel chat --session \S+/);
+      // The answers came by the session's live stream.
+      const id = /session (\S+) ·/.exec(term.text)![1]!;
+      const streamed: string[] = [];
+      for await (const chunk of t.keel.client.session(id).stream({ from: 0 })) {
+        if (chunk.type === 'text.delta') streamed.push(chunk.text);
+        if (chunk.type === 'session.run_finished' && chunk.run === 'run-2') break;
+      }
+      expect(streamed.join('')).toBe('Sent nothing: it was only a draft.');
     } finally {
       term.kill();
     }
@@ -165,6 +177,17 @@ describe('keel chat over a pipe', () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(/1 {2}\S+ {2}chat-resume-\S+ {2}My name is Ada\./);
     expect(listed.stdout).toContain(`  ${agents.resume.name}\n`);
+  });
+
+  it('--tools runs the client tools a module exports: the model reads their answers', async () => {
+    const model = modelOf(agents.tools);
+    t.server.script(model, [{ toolCalls: [{ id: 'r1', name: 'read_note', arguments: { name: 'groceries' } }] }, { text: 'Your groceries note is read.' }]);
+    const { code, stdout, stderr } = await chatOverPipe([agents.tools.name, '--tools', 'test/fixtures/client-tools/handlers.mjs'], 'Read my groceries note\n');
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain(`${agents.tools.name}> Your groceries note is read.`);
+    const toolResult = (t.server.requests(model).at(-1)!.body.messages as { role: string; content: string }[]).find((m) => m.role === 'tool')!;
+    expect(toolResult.content).toContain('note groceries from the client (call r1)');
   });
 
   it('refuses a session ID that names no session, and no agent nor session at all', async () => {

@@ -53,7 +53,29 @@ const flaky = defineAgent({ name: 'session-flaky', instructions: 'Chat.', model:
 const billing = defineAgent({ name: 'session-billing', description: 'Invoices.', instructions: 'You are billing.', model: 'openai:session-billing', modelSettings: fast });
 const triage = defineAgent({ name: 'session-triage', instructions: 'You are triage.', model: 'openai:session-triage', modelSettings: fast, handoffs: [billing] });
 
-const t = useKeel([chat, hooked, flaky, billing, triage]);
+// A session's state, written by one message's tool and read by the next's, and its instructions' templates.
+const remember = defineTool({
+  name: 'remember',
+  description: 'Remember a value under a key.',
+  input: z.object({ key: z.string(), value: z.string() }),
+  execute: ({ key, value }, ctx) => {
+    ctx.state.set(key, value);
+    return `remembered ${key}`;
+  },
+});
+const recall = defineTool({
+  name: 'recall',
+  description: 'Recall the value of a key.',
+  input: z.object({ key: z.string() }),
+  readOnly: true,
+  execute: ({ key }, ctx) => String(ctx.state.get(key) ?? 'nothing'),
+});
+const notes = defineAgent({ name: 'session-notes', instructions: 'You take notes for {user}.', model: 'openai:session-notes', modelSettings: fast, tools: [remember, recall] });
+
+const pickColor = defineTool({ name: 'pick_color', description: 'Ask the user for a color.', input: z.object({ prompt: z.string() }), runsOn: 'client' });
+const painter = defineAgent({ name: 'session-painter', instructions: 'Paint.', model: 'openai:session-painter', modelSettings: fast, tools: [pickColor] });
+
+const t = useKeel([chat, hooked, flaky, billing, triage, notes, painter]);
 
 type Msg = { role: string; content: unknown };
 const messagesOf = (r: RecordedRequest): Msg[] => r.body.messages as Msg[];
@@ -321,5 +343,78 @@ describe('sessions', () => {
     await expect(bad.result()).rejects.toThrow();
     const failure = await bad.result().catch((e: Error & { cause?: Error }) => e.cause?.message ?? e.message);
     expect(failure).toMatch(/Invalid agentSession input: "state" must be a JSON object of keys and values/);
+  });
+});
+
+describe('sessions with the other features of a run', () => {
+  it("streams: each message's text arrives on the session's one stream, in order, before its run finishes; the stream ends with the session", async () => {
+    t.server.script('session-chat', [
+      { text: 'Hello Ada, nice to meet you.', chunkDelayMs: 10 },
+      { text: 'You live in Lisbon, Ada.', chunkDelayMs: 10 },
+    ]);
+    const session = await start('session-chat', { options: { stream: true } });
+    const chunks: { type: string; text?: string; run?: string }[] = [];
+    const reading = (async () => {
+      for await (const chunk of session.stream()) chunks.push({ type: chunk.type, ...('text' in chunk && { text: chunk.text as string }), ...('run' in chunk && { run: chunk.run as string }) });
+    })();
+    await session.send('My name is Ada.');
+    await session.send('Where do I live?');
+    await session.end('logout');
+    await reading;
+    const finished = (run: string) => chunks.findIndex((c) => c.type === 'session.run_finished' && c.run === run);
+    const textOf = (from: number, to: number) => chunks.slice(from, to).filter((c) => c.type === 'text.delta').map((c) => c.text).join('');
+    expect(finished('run-1')).toBeGreaterThan(0);
+    expect(finished('run-2')).toBeGreaterThan(finished('run-1'));
+    expect(textOf(0, finished('run-1'))).toBe('Hello Ada, nice to meet you.');
+    expect(textOf(finished('run-1'), finished('run-2'))).toBe('You live in Lisbon, Ada.');
+    expect(chunks.filter((c) => c.type === 'text.delta').length).toBeGreaterThan(1);
+    expect(chunks.at(-1)?.type).toBe('stream.end');
+    // The messages stored are the answers, whole, as without streaming.
+    const answers = (await session.transcript()).filter((m) => m.role === 'assistant').map((m) => m.content);
+    expect(answers).toEqual(['Hello Ada, nice to meet you.', 'You live in Lisbon, Ada.']);
+  });
+
+  it("has a state: its instructions' {user} filled at its start, one message's tool writes it, the next's reads it; status and a fork carry it", async () => {
+    t.server.script('session-notes', (request) => {
+      const messages = messagesOf(request);
+      const last = messages.at(-1)!;
+      if (last.role === 'tool') return { text: `ok: ${text(last)}` };
+      return lastUser(request).includes('Remember')
+        ? { toolCalls: [{ id: 'w1', name: 'remember', arguments: { key: 'city', value: 'Lisbon' } }] }
+        : { toolCalls: [{ id: 'r1', name: 'recall', arguments: { key: 'city' } }] };
+    });
+    const session = await start('session-notes', { state: { user: 'Ada' } });
+    expect((await session.send('Remember that I live in Lisbon.')).output).toBe('ok: remembered city');
+    expect((await session.send('Where do I live?')).output).toBe('ok: Lisbon');
+    expect(text(messagesOf(t.server.requests('session-notes')[0]!)[0])).toBe('You take notes for Ada.');
+    expect((await session.status()).state).toEqual({ user: 'Ada', city: 'Lisbon' });
+    expect(await session.run.state()).toEqual({ user: 'Ada', city: 'Lisbon' });
+    const fork = await session.fork();
+    const forked = await until(() => fork.status(), (s) => s.messages > 0, { retryErrors: true });
+    expect(forked.state).toEqual({ user: 'Ada', city: 'Lisbon' });
+    // A rewind does not roll the state back.
+    await session.rewind('cp-1');
+    expect((await session.status()).state).toEqual({ user: 'Ada', city: 'Lisbon' });
+  });
+
+  it('runs client tools: a client serving the session answers each message\'s calls', async () => {
+    t.server.script('session-painter', (request) => {
+      const last = messagesOf(request).at(-1)!;
+      if (last.role === 'tool') return { text: `painting it ${text(last)}` };
+      return { toolCalls: [{ id: `p${messagesOf(request).length}`, name: 'pick_color', arguments: { prompt: lastUser(request) } }] };
+    });
+    const session = await start('session-painter');
+    const stop = new AbortController();
+    const colors = ['teal', 'ochre'];
+    const serving = session.run.serveClientTools({ pick_color: () => colors.shift()! }, { signal: stop.signal });
+    expect((await session.send('The door?')).output).toBe('painting it teal');
+    expect((await session.send('The window?')).output).toBe('painting it ochre');
+    stop.abort();
+    await serving.catch(() => undefined);
+    const finished = ofType(await session.events(), 'tool.finished').filter((e) => e.tool === 'pick_color');
+    expect(finished.map((e) => [e.stage, e.result])).toEqual([
+      ['client', 'teal'],
+      ['client', 'ochre'],
+    ]);
   });
 });

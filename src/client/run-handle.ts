@@ -136,8 +136,8 @@ export class RunHandle<O = unknown> {
     yield* this.followByQuery(options);
   }
 
-  /** The stream's next offset, or undefined when the run has no stream (or cannot say yet). */
-  private async streamOffset(): Promise<number | undefined> {
+  /** The stream's next offset (read from it to get what comes next), or undefined when the run has no stream (or cannot say yet). */
+  async streamOffset(): Promise<number | undefined> {
     try {
       return await this.workflow.query<number>(STREAM_OFFSET_QUERY);
     } catch {

@@ -20,6 +20,8 @@ import {
   sessionStatusQuery,
 } from '../workflows/api.js';
 import { readMessages } from './run-chain.js';
+import type { StreamReadOptions } from './run-stream.js';
+import type { StreamItem } from '../core/stream.js';
 import type { RunHandle } from './run-handle.js';
 
 /** The session refused an operation (busy, an approval pending, an unknown checkpoint, nothing to resume): nothing changed. */
@@ -119,6 +121,15 @@ export class SessionHandle {
 
   events(options: { after?: number } = {}): Promise<RunEvent[]> {
     return this.run.events(options);
+  }
+
+  /**
+   * The session's live stream (a session started with `options: { stream: true }`): every run's
+   * text and tool calls as they are produced, and the session's events, across its messages and
+   * continue-as-new, until the session ends. Throws RunNotStreamingError for one that does not stream.
+   */
+  stream(options: StreamReadOptions = {}): AsyncGenerator<StreamItem> {
+    return this.run.stream(options);
   }
 
   /**

@@ -637,6 +637,26 @@ export const BOUNDARY_SCHEMAS = {
             "minimum": 1,
             "maximum": 1800,
             "x-message": "must be a whole number of Updates, from 1 to 1800"
+          },
+          "stream": {
+            "anyOf": [
+              {
+                "type": "boolean"
+              },
+              {
+                "type": "object",
+                "properties": {
+                  "batchMs": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "x-message": "must be a whole number of milliseconds, at least 1"
+                  }
+                },
+                "additionalProperties": false
+              }
+            ],
+            "x-message": "must be true, false or an object such as { \"batchMs\": 100 }",
+            "description": "Live streaming: deltas and events published to the run's stream as they happen. { \"batchMs\" } sets how long deltas are gathered into one batch (default 100)."
           }
         },
         "x-message": "must be an object such as { \"contextTokens\": 50000 }",

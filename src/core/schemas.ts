@@ -298,6 +298,7 @@ export const sessionOptionsSchema = z
       )
         .optional()
         .meta({ description: 'Continue as new once an execution has accepted this many Updates (default and most 1,800: Temporal accepts 2,000).' }),
+      stream: streamSettingSchema.optional(),
     },
     { error: object('must be an object such as { "contextTokens": 50000 }') },
   )

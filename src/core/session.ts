@@ -6,6 +6,7 @@
 import type { PendingApproval } from './approval.js';
 import type { JsonValue } from './json.js';
 import type { ContinuedState, HandoffView } from './run.js';
+import type { StreamSetting } from './stream.js';
 import type { Usage } from './usage.js';
 
 /** Checkpoints a session keeps: the most recent ones. */
@@ -45,6 +46,8 @@ export interface SessionOptions {
   continueAsNewAfterEvents?: number;
   /** ... or once this execution has accepted this many Updates (default and most: 1,800; Temporal accepts 2,000). */
   continueAsNewAfterUpdates?: number;
+  /** Live streaming of every run of the session (see `StreamSetting`): one stream for the whole session, across its messages. */
+  stream?: StreamSetting;
 }
 
 /** The session this one was made from. */

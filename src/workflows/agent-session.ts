@@ -39,6 +39,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const life = new Lifecycle({
     start: { agent: input?.agent, prompt: '', ...(session.state && { state: session.state }) },
     continued: input?.continued?.run,
+    stream: input?.options?.stream,
     needsSearchAttributes: (status) => status === undefined,
     onWaiting: (run, waiting) => {
       upsertSearchAttributes([{ key: statusSearchAttribute, value: waiting ? 'awaiting_approval' : 'running' }]);
@@ -79,7 +80,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       const r = session.current!;
       if (work.kind === 'run') await message(session, run, r);
       else await episode(session, run, r);
-      const due = session.totalUpdates - (input.continued?.updates ?? 0) >= (input.options?.continueAsNewAfterUpdates ?? SESSION_UPDATES_PER_EXECUTION);
+      // The stream's polls are Updates too: together they stay within what Temporal allows an execution.
+      const updates = session.totalUpdates - (input.continued?.updates ?? 0) + (life.stream?.polls ?? 0);
+      const due = updates >= (input.options?.continueAsNewAfterUpdates ?? SESSION_UPDATES_PER_EXECUTION);
       if (life.continueAsNewDue({ afterEvents: input.options?.continueAsNewAfterEvents, driver: due })) {
         session.continuing = true;
         await life.continueAsNew(run, () => continueAsNew<typeof agentSession>({ ...input, origin: undefined, continued: session.carry(run, true) }));

@@ -57,7 +57,7 @@ export class LiveStream implements RunFeature {
   private readonly stream: WorkflowStream;
   private readonly internals: StreamInternals;
   /** Polls accepted by this execution. */
-  private polls = 0;
+  private pollCount = 0;
   /** The offset at which each turn still in the log started. */
   private readonly turnStarts = new Map<number, number>();
   private ended = false;
@@ -82,7 +82,7 @@ export class LiveStream implements RunFeature {
     setHandler(
       workflowStreamPollUpdate,
       async (input: PollInput) => {
-        this.polls++;
+        this.pollCount++;
         this.parked++;
         try {
           const result = await internals.onPoll.call(this.stream, input);
@@ -97,11 +97,11 @@ export class LiveStream implements RunFeature {
           if (internals.draining) {
             throw ApplicationFailure.create({ type: 'StreamDraining', nonRetryable: true, message: 'The run is continuing as new (or ending): poll again, and the next execution answers.' });
           }
-          if (this.polls >= POLL_LIMIT) {
+          if (this.pollCount >= POLL_LIMIT) {
             throw ApplicationFailure.create({
               type: STREAM_BUDGET_SPENT,
               nonRetryable: true,
-              message: `This execution has answered ${this.polls} polls of the ${UPDATES_PER_EXECUTION} Updates Temporal allows it; the run continues as new after this turn: poll again then.`,
+              message: `This execution has answered ${this.pollCount} polls of the ${UPDATES_PER_EXECUTION} Updates Temporal allows it; the run continues as new after this turn: poll again then.`,
             });
           }
           if (typeof input?.from_offset !== 'number' || !Number.isInteger(input.from_offset) || input.from_offset < 0) {
@@ -121,9 +121,14 @@ export class LiveStream implements RunFeature {
     return this.internals.baseOffset + this.internals.log.length;
   }
 
+  /** Polls this execution has answered: each is an Update. */
+  get polls(): number {
+    return this.pollCount;
+  }
+
   /** The run should continue as new before its polls use up what Temporal allows an execution. */
   get dueForNew(): boolean {
-    return this.polls >= POLLS_BEFORE_NEW;
+    return this.pollCount >= POLLS_BEFORE_NEW;
   }
 
   private publishEvent(event: RunEvent): void {
@@ -157,7 +162,7 @@ export class LiveStream implements RunFeature {
     this.stream.topic<StreamEnd>(STREAM_TOPICS.event).publish({ type: 'stream.end', status });
     this.ended = true;
     // Nobody subscribed to this chain of executions: nobody to wait for.
-    if (this.polls > 0 || this.followed) await condition(() => this.endDelivered && this.parked === 0, END_GRACE_MS);
+    if (this.pollCount > 0 || this.followed) await condition(() => this.endDelivered && this.parked === 0, END_GRACE_MS);
     this.detach();
   }
 

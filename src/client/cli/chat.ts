@@ -18,6 +18,8 @@ import { width, withClient } from './commands.js';
 
 export interface ChatOptions {
   session?: string;
+  /** A module of client tool handlers the chat runs (as `keel run --tools`). */
+  tools?: string;
   taskQueue?: string;
 }
 
@@ -32,6 +34,7 @@ export async function chatCommand(agent: string, options: ChatOptions, globals: 
       const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
       const chat = new Chat(client, { terminal, style: createStyle(colorEnabled(process.stdout)), width: width() });
       const session = options.session ? await chat.resume(options.session) : await chat.start(agent, options.taskQueue);
+      if (options.tools) await chat.serveTools(options.tools);
       return chat.loop(session);
     },
     options.taskQueue,
@@ -46,6 +49,8 @@ interface ChatSettings {
 
 class Chat {
   private session!: SessionHandle;
+  private readonly serving: { stop(): void }[] = [];
+  private toolsModule?: string;
   private rl?: Interface;
   /** Lines of a pipe, read through one iterator for the whole chat so none is dropped between reads. */
   private pipeLines?: AsyncIterator<string>;
@@ -71,7 +76,8 @@ class Chat {
   }
 
   async start(agent: string, taskQueue?: string): Promise<SessionHandle> {
-    const session = await this.client.startSession(agent, taskQueue ? { taskQueue } : {});
+    // The chat shows each answer as it arrives: its session streams.
+    const session = await this.client.startSession(agent, { options: { stream: true }, ...(taskQueue && { taskQueue }) });
     this.out(this.s.dim(`session ${session.workflowId} · agent ${agent} · ${session.uiUrl}`));
     if (this.settings.terminal) this.out(this.s.dim('Type a message, /help for the commands, /exit to leave.'));
     this.session = session;
@@ -100,6 +106,31 @@ class Chat {
     return session;
   }
 
+  async serveTools(module: string): Promise<void> {
+    this.toolsModule = module;
+    await this.startServing();
+  }
+
+  private async startServing(): Promise<void> {
+    if (!this.toolsModule) return;
+    const { ClientToolsLoadError, loadClientTools } = await import('../client-tools-loader.js');
+    let handlers;
+    try {
+      handlers = await loadClientTools(this.toolsModule);
+    } catch (e) {
+      if (e instanceof ClientToolsLoadError) throw new CliError(e.message);
+      throw e;
+    }
+    const controller = new AbortController();
+    const served = this.session.run.serveClientTools(handlers, { signal: controller.signal });
+    served.catch((e: unknown) => this.err(this.s.red(`✗ serving client tools stopped: ${(e as Error).message}`)));
+    this.serving.push({ stop: () => controller.abort() });
+  }
+
+  private stopServing(): void {
+    for (const s of this.serving.splice(0)) s.stop();
+  }
+
   /** Reads and answers messages until /exit or the end of the input. */
   async loop(first: SessionHandle): Promise<number> {
     this.session = first;
@@ -107,7 +138,7 @@ class Chat {
     try {
       // A run left waiting for approval is answered before anything else.
       const status = await this.session.status();
-      if (status.status === 'awaiting_approval' && status.run) code = await this.follow(status.run.run, status.lastSeq, true);
+      if (status.status === 'awaiting_approval' && status.run) code = await this.follow(status.run.run, await this.position(), true);
       for (;;) {
         const line = await this.read();
         if (line === undefined) break;
@@ -124,28 +155,35 @@ class Chat {
         if (this.stuck) break;
       }
     } finally {
+      this.stopServing();
       this.rl?.close();
     }
     this.out(this.s.dim(`Session ${this.session.workflowId} stays; resume it with: keel chat --session ${this.session.workflowId} ${(await this.session.status().catch(() => undefined))?.agent ?? '<agent>'}`));
     return code;
   }
 
+  /** Where the run about to start can be followed from: the stream's offset, or the last event's seq. */
+  private async position(): Promise<{ offset?: number; after: number; agent: string }> {
+    const [offset, status] = await Promise.all([this.session.run.streamOffset(), this.session.status()]);
+    return { ...(offset !== undefined && { offset }), after: status.lastSeq, agent: status.agent };
+  }
+
   private async send(message: string): Promise<number> {
-    let after: number;
+    let from: { offset?: number; after: number; agent: string };
     let runId: string;
     try {
-      after = (await this.session.status()).lastSeq;
+      from = await this.position();
       runId = (await this.session.send(message, { wait: false })).run;
     } catch (e) {
       return this.refused(e);
     }
-    return this.follow(runId, after, false);
+    return this.follow(runId, from, false);
   }
 
   /** Follows one run of the session to its end. Ctrl-C gives up that run, not the session. */
-  private async follow(runId: string, after: number, pendingFirst: boolean): Promise<number> {
+  private async follow(runId: string, from: { offset?: number; after: number; agent: string }, pendingFirst: boolean): Promise<number> {
     this.closeInput();
-    const follower = new ChatFollower(this.session, runId, after, { style: this.s, width: this.settings.width, write: (t) => process.stdout.write(t) });
+    const follower = new ChatFollower(this.session, runId, from.agent, { style: this.s, width: this.settings.width, write: (t) => process.stdout.write(t) });
     let interrupted = false;
     const onSigint = () => {
       if (interrupted) return;
@@ -155,10 +193,8 @@ class Chat {
     };
     process.on('SIGINT', onSigint);
     try {
-      const end: FollowEnd = await follower.run({
-        pendingFirst,
-        approve: async () => this.approve(onSigint),
-      });
+      const hooks = { pendingFirst, approve: async () => this.approve(onSigint) };
+      const end: FollowEnd = from.offset !== undefined ? await follower.stream(from.offset, hooks) : await follower.poll(from.after, hooks);
       return this.ended(end);
     } finally {
       process.off('SIGINT', onSigint);
@@ -251,14 +287,16 @@ class Chat {
         case '/clear': {
           const next = name === '/fork' ? await this.session.fork() : await this.session.clear();
           const from = this.session.workflowId;
+          this.stopServing();
           this.session = next;
+          await this.startServing();
           this.out(this.s.dim(`${name === '/fork' ? 'forked' : 'cleared'}: now in session ${next.workflowId} (${from} is kept)`));
           return undefined;
         }
         case '/resume': {
-          const after = (await this.session.status()).lastSeq;
+          const from = await this.position();
           const r = await this.session.resume({ wait: false });
-          return await this.follow(r.run, after, false);
+          return await this.follow(r.run, from, false);
         }
         case '/discard':
           await this.session.discard();

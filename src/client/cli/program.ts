@@ -149,17 +149,18 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('Talk to an agent in a session: the answer as it arrives, tool calls in a line each, approvals asked inline.')
     .argument('[agent]', 'name of the agent (a worker must serve it); not needed with --session')
     .option('--session <id>', 'go on with this session (its last messages are shown first)')
+    .option('--tools <module>', "run the agent's client tools (runsOn: 'client') here, with the handlers this module exports")
     .addOption(taskQueueOption())
     .addHelpText(
       'after',
-      examples('keel chat demo', 'keel chat --session demo-session-1a2b3c4d', 'printf "Weather in Lisbon?\\nAnd Tokyo?\\n" | keel chat demo') +
+      examples('keel chat demo', 'keel chat --session demo-session-1a2b3c4d', 'keel chat assistant --tools ./client-tools.js', 'printf "Weather in Lisbon?\\nAnd Tokyo?\\n" | keel chat demo') +
         '\nCommands in the chat:\n' +
         CHAT_HELP.map((line) => `  ${line}`).join('\n') +
         '\n\nCtrl-C during an answer stops that run (the session goes on); on an empty prompt it leaves.\n' +
         'Without a terminal, each line is a message and the answers are printed; a run that waits for approval ends\n' +
         'the chat with exit code 1 and the commands that decide it.\n',
     )
-    .action(async (agent: string | undefined, options: { session?: string; taskQueue?: string }, command: Command) => {
+    .action(async (agent: string | undefined, options: { session?: string; tools?: string; taskQueue?: string }, command: Command) => {
       if (!agent && !options.session) throw new CliError('Name the agent to talk to, or a session to go on with: keel chat <agent> · keel chat --session <id>');
       setExitCode(await (await import('./chat.js')).chatCommand(agent ?? '', options, globals(command)));
     });
