@@ -10,6 +10,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, defineTool } from '../src/core/define.js';
+import { defineGuardrail } from '../src/core/guardrails.js';
 import { ref } from '../src/core/handoff.js';
 import { defineMiddleware } from '../src/core/middleware.js';
 import { MissingStateKey, StateView, changesBetween, fillTemplate } from '../src/core/state.js';
@@ -145,6 +146,21 @@ const hold = defineTool({
 });
 const swapper = defineAgent({ name: 'swapper', instructions: 'Remember, hold, recall.', model: 'openai:state-swapper', modelSettings: retry, tools: [remember, hold, recall] });
 
+// A guardrail reads the state (read-only).
+const frozen = defineGuardrail({
+  name: 'frozen-account',
+  check: (_subject, ctx) => {
+    if (ctx.state.get('frozen') !== true) return { tripped: false };
+    try {
+      ctx.state.set('seen', true);
+    } catch (err) {
+      return { tripped: true, reason: `the account is frozen (${(err as Error).message})` };
+    }
+    return { tripped: true, reason: 'the account is frozen' };
+  },
+});
+const banker = defineAgent({ name: 'banker', instructions: 'You bank.', model: 'openai:state-banker', modelSettings: retry, guardrails: { input: [frozen] } });
+
 const counter = defineAgent({ name: 'counter', instructions: 'Count.', model: 'anthropic:state-counter', modelSettings: retry, tools: [count], maxTurns: 40 });
 
 // Handoffs: the target reads the state the source wrote, and its template is filled from it.
@@ -161,7 +177,7 @@ const triage = defineAgent({ name: 'triage', instructions: 'You route.', model: 
 const researcher = defineAgent({ name: 'researcher', instructions: 'You research.', model: 'openai:state-researcher', modelSettings: retry, tools: [recall, remember, forget] });
 const lead = defineAgent({ name: 'lead', instructions: 'You lead.', model: 'openai:state-lead', modelSettings: retry, tools: [recall], subAgents: [researcher] });
 
-const t = useKeel([planner, greeter, audited, checker, counter, support, triage, researcher, lead]);
+const t = useKeel([planner, greeter, audited, checker, counter, support, triage, researcher, lead, banker]);
 
 describe("a run's state", () => {
   it('a tool writes it, a later tool and the next turn\'s instruction function read it; the client reads it', async () => {
@@ -202,6 +218,14 @@ describe("a run's state", () => {
     expect(toolResult(await run.events(), 'a2')).toMatchObject({ result: '"yes"' });
     await until(() => existsSync(join(dir, 'hook-input.json')), Boolean);
     expect(JSON.parse(readFileSync(join(dir, 'hook-input.json'), 'utf8'))).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'recall', state: { team: 'ops', hooked: 'yes', audited: 'recall' } });
+  });
+
+  it('a guardrail reads it, and may not write it', async () => {
+    t.server.script('state-banker', [{ text: 'Paid.' }]);
+    const blocked = await t.keel.client.start('banker', 'Pay the rent.', { state: { frozen: true } });
+    expect(await blocked.result()).toMatchObject({ status: 'blocked', blocked: { guardrail: 'frozen-account', reason: expect.stringMatching(/frozen \(Cannot write state "seen" here: guardrails read the state/) } });
+    const paid = await t.keel.client.start('banker', 'Pay the rent.', { state: { frozen: false } });
+    expect(await paid.result()).toMatchObject({ status: 'completed', output: 'Paid.' });
   });
 
   it('onTurnEnd reads and writes it', async () => {

@@ -14,7 +14,7 @@ import type { GuardrailContext, GuardrailKind, GuardrailSubject, Tripwire } from
 import { hooksFor, hookInput, type HookEvent } from '../core/hooks.js';
 import type { JsonValue } from '../core/json.js';
 import type { PermissionMode } from '../core/permissions/index.js';
-import { StateView, writeThrough, type StateAccess } from '../core/state.js';
+import { GUARDRAILS_READ_ONLY, StateView, readOnly, writeThrough, type StateAccess } from '../core/state.js';
 import { policyVerdict, startTally, tally, toolGuardrails, WORKER_STAGES, type GateTally } from '../core/tool-gate.js';
 import { argumentsObject } from '../core/tool-pipeline.js';
 import type {
@@ -67,10 +67,13 @@ export function createChecks(deps: CheckDeps) {
       return withHeartbeats(async (signal) => {
         const { agent, spec } = await resolve(deps, input.agent, input.spec);
         const subject: GuardrailSubject = input.kind === 'input' ? { kind: 'input', text: input.text } : { kind: 'output', text: input.text, output: input.output };
+        // The run's input and output guardrails read the state; what they would write is not kept.
+        const state = new StateView(await readState(deps.state, input.state), GUARDRAILS_READ_ONLY);
         const tripped = await runGuardrails(agent, spec.guardrails?.[input.kind] ?? [], subject, {
           agent: agent.name,
           workflowId: execution().workflowId,
           context: input.context,
+          state,
           signal,
         });
         return tripped ? { tripped } : {};
@@ -248,6 +251,7 @@ const inputGuardrails: BeforeStage = {
       agent: c.agent.name,
       workflowId: c.workflowId,
       context: c.input.context,
+      state: readOnly(c.state, GUARDRAILS_READ_ONLY),
       signal: c.signal,
     });
     if (tripped) c.out.tripped = { ...tripped, callId: call.id, tool: call.name };

@@ -8,7 +8,7 @@ import type { PermissionMode } from '../core/permissions/index.js';
 import { toolGuardrails, WORKER_STAGES } from '../core/tool-gate.js';
 import { boundText, DEFAULT_TOOL_RESULT_BYTES } from '../core/limits.js';
 import type { ToolResultMessage } from '../core/messages.js';
-import { StateView, writeThrough } from '../core/state.js';
+import { GUARDRAILS_READ_ONLY, StateView, readOnly, writeThrough } from '../core/state.js';
 import { callProblem } from '../core/tool-pipeline.js';
 import type { ToolCallInput, ToolCallResult } from '../workflows/activity-types.js';
 import { composeWorkerStages, type WorkerStage } from './call-chain.js';
@@ -155,7 +155,7 @@ const outputGuardrails: AfterStage = {
       agent,
       toolGuardrails(spec, view.tool, 'toolOutput'),
       { kind: 'toolOutput', tool: view.tool, callId: view.callId, arguments: view.arguments, result: result.content, isError: result.isError ?? false },
-      { agent: agent.name, workflowId: view.workflowId, context: view.context, signal: ctx.cancellationSignal },
+      { agent: agent.name, workflowId: view.workflowId, context: view.context, state: readOnly(view.state, GUARDRAILS_READ_ONLY), signal: ctx.cancellationSignal },
     );
     return tripped ? { ...result, tripped: { ...tripped, callId: view.callId, tool: view.tool } } : result;
   },

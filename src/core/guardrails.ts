@@ -5,6 +5,7 @@
  * status `blocked`.
  */
 import type { JsonValue } from './json.js';
+import type { StateAccess } from './state.js';
 
 /** Where a guardrail looks: the run's input, its final answer, a tool call's arguments or its result. */
 export type GuardrailKind = 'input' | 'output' | 'toolInput' | 'toolOutput';
@@ -23,6 +24,8 @@ export interface GuardrailContext {
   workflowId: string;
   /** The run's `context`, as given at start. */
   context: JsonValue | undefined;
+  /** The run's state (see ToolContext.state). */
+  state: StateAccess;
   /** Aborted when the activity is cancelled (the run was cancelled). */
   signal: AbortSignal;
 }

@@ -188,6 +188,24 @@ export class StateView implements StateAccess {
   }
 }
 
+/** Why guardrails see the state read-only: they check, they do not act. */
+export const GUARDRAILS_READ_ONLY = 'guardrails read the state; write it from a tool, hook, middleware or onTurnEnd.';
+
+/** The same state, read-only: a write throws, saying why. */
+export function readOnly(state: StateAccess, why: string): StateAccess {
+  const refuse = (key: string): never => {
+    throw new TypeError(`Cannot write state "${key}" here: ${why}`);
+  };
+  return {
+    get: (key) => state.get(key),
+    has: (key) => state.has(key),
+    keys: () => state.keys(),
+    all: () => state.all(),
+    set: (key) => refuse(key),
+    delete: (key) => refuse(key),
+  };
+}
+
 /** Writes a change set (a hook's) through a view; what the view refuses is returned as an error, not thrown. */
 export function writeThrough(view: StateAccess, changes: StateChanges | undefined): string | undefined {
   try {

@@ -56,6 +56,7 @@ async function guardrails(run: Run, kind: 'input' | 'output', text: string, outp
     text,
     ...(kind === 'output' && { output: output as JsonValue }),
     ...(run.context !== undefined && { context: run.context }),
+    ...run.state.ref(),
   });
   return tripped;
 }
