@@ -119,7 +119,7 @@ describe('keel chat on a terminal', () => {
       at = await term.waitFor('run given up', { from: at });
       at = await term.waitFor('you> ', { from: at });
       term.type('Are you there?\r');
-      at = await term.waitFor(`${agents.stop.name}> Still here.`, { from: at });
+      await term.waitFor(`${agents.stop.name}> Still here.`, { from: at });
       // The given-up run's message stays in the conversation (as Claude Code keeps an interrupted
       // one); its answer never came.
       expect(userMessagesSeen(model)).toEqual(['Take your time', 'Are you there?']);

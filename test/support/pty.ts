@@ -63,13 +63,12 @@ export class Terminal {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting for ${String(pattern)}; the terminal shows:\n${this.text}`);
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, left);
-        const self = this;
-        function done() {
+        const done = () => {
           clearTimeout(timer);
-          self.waiters.delete(done);
+          this.waiters.delete(done);
           resolve();
-        }
+        };
+        const timer = setTimeout(done, left);
         this.waiters.add(done);
       });
     }
