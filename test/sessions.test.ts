@@ -53,7 +53,9 @@ const flaky = defineAgent({ name: 'session-flaky', instructions: 'Chat.', model:
 const billing = defineAgent({ name: 'session-billing', description: 'Invoices.', instructions: 'You are billing.', model: 'openai:session-billing', modelSettings: fast });
 const triage = defineAgent({ name: 'session-triage', instructions: 'You are triage.', model: 'openai:session-triage', modelSettings: fast, handoffs: [billing] });
 
-const t = useKeel([chat, hooked, flaky, billing, triage]);
+const delegator = defineAgent({ name: 'session-delegator', instructions: 'Delegate invoices.', model: 'openai:session-delegator', modelSettings: fast, subAgents: [billing] });
+
+const t = useKeel([chat, hooked, flaky, billing, triage, delegator]);
 
 type Msg = { role: string; content: unknown };
 const messagesOf = (r: RecordedRequest): Msg[] => r.body.messages as Msg[];
@@ -321,5 +323,33 @@ describe('sessions', () => {
     await expect(bad.result()).rejects.toThrow();
     const failure = await bad.result().catch((e: Error & { cause?: Error }) => e.cause?.message ?? e.message);
     expect(failure).toMatch(/Invalid agentSession input: "state" must be a JSON object of keys and values/);
+  });
+
+  it("a session's run calls a sub-agent as a plain run does; a run sent without waiting is waited for by its ID", async () => {
+    t.server.script('session-delegator', (r) =>
+      messagesOf(r).at(-1)!.role === 'tool' ? { text: `billing says: ${text(messagesOf(r).at(-1)).slice(0, 40)}` } : { toolCalls: [{ name: 'session-billing', arguments: { input: lastUser(r) } }] },
+    );
+    t.server.script('session-billing', (r) => ({ text: `paid (${lastUser(r)})` }));
+    const session = await start('session-delegator');
+    const { run } = await session.send('Was A7 paid?', { wait: false });
+    const answer = await session.result(run);
+    expect(answer).toMatchObject({ run: 'run-1', status: 'completed', turns: 2 });
+    expect(answer.output).toMatch(/billing says: .*paid \(Was A7 paid\?\)/);
+    expect((await session.send('And B2?')).output).toMatch(/paid \(And B2\?\)/);
+    const events = await session.events();
+    expect(ofType(events, 'subagent.finished').map((e) => e.status)).toEqual(['completed', 'completed']);
+    expect(await refusal(session.result('run-9'))).toMatch(/Unknown run "run-9"/);
+  });
+
+  it('a session cancelled from outside ends its runs and tells its SessionEnd hooks "other"', async () => {
+    t.server.script('session-hooked', (r) => (lastUser(r).includes('hang') ? { fault: 'hang' } : echo(r)));
+    const session = await start('session-hooked');
+    await session.send('Hello.');
+    await session.send('Now hang.', { wait: false });
+    await until(() => t.server.requests('session-hooked').filter((r) => lastUser(r).startsWith('Now hang.')).length, (n) => n > 0);
+    await session.run.cancel();
+    await expect(session.run.result()).rejects.toThrow(/was cancelled/);
+    expect(readFileSync(hookLog, 'utf8')).toMatch(/SessionEnd other/);
+    expect(ofType(await session.events(), 'run.finished')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
   });
 });
