@@ -283,6 +283,9 @@ describe('sessions', () => {
     expect(text(seen.at(-1))).toBe('message 300');
     expect(text(seen[1])).toMatch(/earlier messages are left out/);
 
+    // The recent runs' results are carried: one from an earlier execution, its answer read across the chain.
+    expect(await session.result('run-250')).toMatchObject({ status: 'completed', output: 'echo: message 250' });
+    expect(await refusal(session.result('run-150'))).toMatch(/Unknown run "run-150"/);
     // cp-201's message is held by an earlier execution: the rewind continues as new from it.
     const { firstHeld } = await session.run.workflow.query('transcript', {}) as { firstHeld: number };
     expect(firstHeld).toBeGreaterThan(400);

@@ -168,6 +168,8 @@ async function message(session: Session, run: Run, r: SessionRun): Promise<void>
 
 /** The run's turns, in a scope `discard` cancels; a failure leaves it to resume or discard. */
 async function episode(session: Session, run: Run, r: SessionRun): Promise<void> {
+  // Discarded between its resume and its start.
+  if (r.discardRequested) return session.giveUp(run, r, 'discarded');
   const scope = new CancellationScope();
   r.scope = scope;
   setCurrentDetails(`${r.id}: running ${run.agent.name}`);

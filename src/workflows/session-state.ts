@@ -106,6 +106,7 @@ export class Session {
       this.runs = c.runs;
       this.last = c.last;
       this.ended = c.ended;
+      for (const result of c.results ?? []) this.results.set(result.run, result);
       if (c.last) this.results.set(c.last.run, c.last);
       if (c.failed && c.last) this.current = { id: c.last.run, message: '', status: 'failed', started: true, firstTurn: 0, startUsage: zeroUsage(), result: c.last, ...(c.last.checkpoint && { checkpoint: c.last.checkpoint }) };
       if (c.queued) {
@@ -142,6 +143,7 @@ export class Session {
       ...(this.ended && { ended: this.ended }),
       state: this.state,
       updates: this.totalUpdates,
+      results: [...this.results.values()],
       ...(queued && { queued: { run: queued.id, message: queued.message } }),
       ...(this.work?.kind === 'resume' && { resume: true }),
     };
