@@ -355,4 +355,16 @@ describe('sessions', () => {
     expect(readFileSync(hookLog, 'utf8')).toMatch(/SessionEnd other/);
     expect(ofType(await session.events(), 'run.finished')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
   });
+
+  it('a failed run is carried across continue-as-new and resumed in the next execution', async () => {
+    let down = true;
+    t.server.script('session-flaky', (r) => (down ? { fault: 'status', status: 503 } : { text: `up: ${lastUser(r).slice(0, 30)}` }));
+    const session = await start('session-flaky', { options: { continueAsNewAfterUpdates: 1 } });
+    expect(await session.send('Still there?')).toMatchObject({ run: 'run-1', status: 'failed' });
+    await until(() => session.events(), (events) => ofType(events, 'run.continued').length > 0);
+    expect(await session.status()).toMatchObject({ status: 'failed', run: { run: 'run-1', status: 'failed' } });
+    down = false;
+    expect(await session.resume()).toMatchObject({ run: 'run-1', status: 'completed', output: 'up: Still there?', turns: 1 });
+    expect((await session.transcript()).map((m) => m.content)).toEqual(['Still there?', 'up: Still there?']);
+  });
 });

@@ -78,7 +78,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       session.work = undefined;
       const r = session.current!;
       if (work.kind === 'run') await message(session, run, r);
-      else await episode(session, run, r);
+      else {
+        if (r.carried) {
+          r.firstTurn = run.turns;
+          r.startUsage = run.usage;
+          r.carried = undefined;
+        }
+        await episode(session, run, r);
+      }
       const due = session.totalUpdates - (input.continued?.updates ?? 0) >= (input.options?.continueAsNewAfterUpdates ?? SESSION_UPDATES_PER_EXECUTION);
       if (life.continueAsNewDue({ afterEvents: input.options?.continueAsNewAfterEvents, driver: due })) {
         session.continuing = true;
