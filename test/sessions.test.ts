@@ -75,7 +75,9 @@ const notes = defineAgent({ name: 'session-notes', instructions: 'You take notes
 const pickColor = defineTool({ name: 'pick_color', description: 'Ask the user for a color.', input: z.object({ prompt: z.string() }), runsOn: 'client' });
 const painter = defineAgent({ name: 'session-painter', instructions: 'Paint.', model: 'openai:session-painter', modelSettings: fast, tools: [pickColor] });
 
-const t = useKeel([chat, hooked, flaky, billing, triage, notes, painter]);
+const delegator = defineAgent({ name: 'session-delegator', instructions: 'Delegate invoices.', model: 'openai:session-delegator', modelSettings: fast, subAgents: [billing] });
+
+const t = useKeel([chat, hooked, flaky, billing, triage, delegator, notes, painter]);
 
 type Msg = { role: string; content: unknown };
 const messagesOf = (r: RecordedRequest): Msg[] => r.body.messages as Msg[];
@@ -303,6 +305,9 @@ describe('sessions', () => {
     expect(text(seen.at(-1))).toBe('message 300');
     expect(text(seen[1])).toMatch(/earlier messages are left out/);
 
+    // The recent runs' results are carried: one from an earlier execution, its answer read across the chain.
+    expect(await session.result('run-250')).toMatchObject({ status: 'completed', output: 'echo: message 250' });
+    expect(await refusal(session.result('run-150'))).toMatch(/Unknown run "run-150"/);
     // cp-201's message is held by an earlier execution: the rewind continues as new from it.
     const { firstHeld } = await session.run.workflow.query('transcript', {}) as { firstHeld: number };
     expect(firstHeld).toBeGreaterThan(400);
@@ -343,6 +348,46 @@ describe('sessions', () => {
     await expect(bad.result()).rejects.toThrow();
     const failure = await bad.result().catch((e: Error & { cause?: Error }) => e.cause?.message ?? e.message);
     expect(failure).toMatch(/Invalid agentSession input: "state" must be a JSON object of keys and values/);
+  });
+
+  it("a session's run calls a sub-agent as a plain run does; a run sent without waiting is waited for by its ID", async () => {
+    t.server.script('session-delegator', (r) =>
+      messagesOf(r).at(-1)!.role === 'tool' ? { text: `billing says: ${text(messagesOf(r).at(-1)).slice(0, 40)}` } : { toolCalls: [{ name: 'session-billing', arguments: { input: lastUser(r) } }] },
+    );
+    t.server.script('session-billing', (r) => ({ text: `paid (${lastUser(r)})` }));
+    const session = await start('session-delegator');
+    const { run } = await session.send('Was A7 paid?', { wait: false });
+    const answer = await session.result(run);
+    expect(answer).toMatchObject({ run: 'run-1', status: 'completed', turns: 2 });
+    expect(answer.output).toMatch(/billing says: .*paid \(Was A7 paid\?\)/);
+    expect((await session.send('And B2?')).output).toMatch(/paid \(And B2\?\)/);
+    const events = await session.events();
+    expect(ofType(events, 'subagent.finished').map((e) => e.status)).toEqual(['completed', 'completed']);
+    expect(await refusal(session.result('run-9'))).toMatch(/Unknown run "run-9"/);
+  });
+
+  it('a session cancelled from outside ends its runs and tells its SessionEnd hooks "other"', async () => {
+    t.server.script('session-hooked', (r) => (lastUser(r).includes('hang') ? { fault: 'hang' } : echo(r)));
+    const session = await start('session-hooked');
+    await session.send('Hello.');
+    await session.send('Now hang.', { wait: false });
+    await until(() => t.server.requests('session-hooked').filter((r) => lastUser(r).startsWith('Now hang.')).length, (n) => n > 0);
+    await session.run.cancel();
+    await expect(session.run.result()).rejects.toThrow(/was cancelled/);
+    expect(readFileSync(hookLog, 'utf8')).toMatch(/SessionEnd other/);
+    expect(ofType(await session.events(), 'run.finished')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
+  });
+
+  it('a failed run is carried across continue-as-new and resumed in the next execution', async () => {
+    let down = true;
+    t.server.script('session-flaky', (r) => (down ? { fault: 'status', status: 503 } : { text: `up: ${lastUser(r).slice(0, 30)}` }));
+    const session = await start('session-flaky', { options: { continueAsNewAfterUpdates: 1 } });
+    expect(await session.send('Still there?')).toMatchObject({ run: 'run-1', status: 'failed' });
+    await until(() => session.events(), (events) => ofType(events, 'run.continued').length > 0);
+    expect(await session.status()).toMatchObject({ status: 'failed', run: { run: 'run-1', status: 'failed' } });
+    down = false;
+    expect(await session.resume()).toMatchObject({ run: 'run-1', status: 'completed', output: 'up: Still there?', turns: 1 });
+    expect((await session.transcript()).map((m) => m.content)).toEqual(['Still there?', 'up: Still there?']);
   });
 });
 

@@ -192,6 +192,8 @@ export interface SessionCarried {
   state: Record<string, JsonValue>;
   /** Updates accepted by all executions so far. */
   updates: number;
+  /** The results of the recent runs (the last 100), for the result Update. */
+  results?: SessionRunResult[];
   /** A message sent while the execution continued as new: its run is the next execution's first work. */
   queued?: { run: string; message: string };
   /** A resume asked for while the execution continued as new. */

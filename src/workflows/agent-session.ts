@@ -79,7 +79,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       session.work = undefined;
       const r = session.current!;
       if (work.kind === 'run') await message(session, run, r);
-      else await episode(session, run, r);
+      else {
+        if (r.carried) {
+          r.firstTurn = run.turns;
+          r.startUsage = run.usage;
+          r.carried = undefined;
+        }
+        await episode(session, run, r);
+      }
       // The stream's polls are Updates too: together they stay within what Temporal allows an execution.
       const updates = session.totalUpdates - (input.continued?.updates ?? 0) + (life.stream?.polls ?? 0);
       const due = updates >= (input.options?.continueAsNewAfterUpdates ?? SESSION_UPDATES_PER_EXECUTION);
@@ -171,6 +178,8 @@ async function message(session: Session, run: Run, r: SessionRun): Promise<void>
 
 /** The run's turns, in a scope `discard` cancels; a failure leaves it to resume or discard. */
 async function episode(session: Session, run: Run, r: SessionRun): Promise<void> {
+  // Discarded between its resume and its start.
+  if (r.discardRequested) return session.giveUp(run, r, 'discarded');
   const scope = new CancellationScope();
   r.scope = scope;
   setCurrentDetails(`${r.id}: running ${run.agent.name}`);

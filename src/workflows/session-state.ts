@@ -68,6 +68,8 @@ export interface SessionRun {
   result?: SessionRunResult;
   scope?: CancellationScope;
   discardRequested?: boolean;
+  /** Carried from the execution before: its turns and usage count from where this execution takes it up. */
+  carried?: true;
 }
 
 /** What the driver does next, asked by an Update. */
@@ -87,7 +89,7 @@ export class Session {
   private readonly results = new Map<string, SessionRunResult>();
   work: SessionWork | undefined;
   ended: SessionEndReason | undefined;
-  /** Updates accepted by this execution, and by the earlier ones. */
+  /** Updates this execution accepted (`totalUpdates`: with the earlier executions'). */
   updates = 0;
   private readonly updatesBefore: number;
   /** The handlers drain before a continue-as-new: a waiting send answers at once, its run goes on in the next execution. */
@@ -107,8 +109,11 @@ export class Session {
       this.runs = c.runs;
       this.last = c.last;
       this.ended = c.ended;
+      for (const result of c.results ?? []) this.results.set(result.run, result);
       if (c.last) this.results.set(c.last.run, c.last);
-      if (c.failed && c.last) this.current = { id: c.last.run, message: '', status: 'failed', started: true, firstTurn: 0, startUsage: zeroUsage(), result: c.last, ...(c.last.checkpoint && { checkpoint: c.last.checkpoint }) };
+      if (c.failed && c.last) {
+        this.current = { id: c.last.run, message: '', status: 'failed', started: true, firstTurn: 0, startUsage: zeroUsage(), result: c.last, carried: true, ...(c.last.checkpoint && { checkpoint: c.last.checkpoint }) };
+      }
       if (c.queued) {
         this.current = { id: c.queued.run, message: c.queued.message, status: 'running', started: false, firstTurn: 0, startUsage: zeroUsage() };
         this.work = { kind: 'run' };
@@ -144,6 +149,7 @@ export class Session {
       // The run's state is the session's: what its tools wrote carries on.
       state: run.state.values,
       updates: this.totalUpdates,
+      results: [...this.results.values()],
       ...(queued && { queued: { run: queued.id, message: queued.message } }),
       ...(this.work?.kind === 'resume' && { resume: true }),
     };
