@@ -201,6 +201,17 @@ describe('live streaming', () => {
     expect(t.server.requests('stream-ops').every((r) => r.stream)).toBe(true);
   });
 
+  it('ends the stream of a cancelled run with its status', async () => {
+    t.server.script('teller-model', [{ text: words(400, 'c'), chunkDelayMs: 50 }]);
+    const run = await t.keel.client.start('teller', 'Talk for long.', { stream: true });
+    const read = reader(run.stream());
+    await until(() => read.items.filter((i) => i.type === 'text.delta').length, (n) => n >= 1, { what: 'the first delta' });
+    await run.cancel();
+    const items = await read.done;
+    expect(items.at(-2)).toMatchObject({ type: 'run.finished', status: 'cancelled' });
+    expect(items.at(-1)).toMatchObject({ type: 'stream.end', status: 'cancelled' });
+  });
+
   it('says so when a run does not stream, and a run without streaming makes no streaming request', async () => {
     t.server.script('teller-model', [{ text: 'plain' }]);
     const run = await t.keel.client.start('plain-teller', 'Plainly.');

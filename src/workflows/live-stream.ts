@@ -22,7 +22,7 @@ import {
   type PollResult,
   type WorkflowStreamState,
 } from '@temporalio/workflow-streams/workflow';
-import { ApplicationFailure, condition, setHandler, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, setHandler, sleep } from '@temporalio/workflow';
 import type { ContinuedState, RunEvent } from '../core/run.js';
 import { STREAM_TOPICS, type StreamEnd, type StreamOptions } from '../core/stream.js';
 import type { RunFeature } from './feature.js';
@@ -161,8 +161,11 @@ export class LiveStream implements RunFeature {
     // Nobody subscribed to this chain of executions: nobody to wait for. Else the first subscriber
     // to take the end, then a moment for others between two polls (a poll after the close is lost).
     if (this.polls > 0 || this.followed) {
-      await condition(() => this.endDelivered, END_GRACE_MS);
-      await sleep(END_LINGER_MS);
+      // A cancelled run ends this way too: its subscribers learn it.
+      await CancellationScope.nonCancellable(async () => {
+        await condition(() => this.endDelivered, END_GRACE_MS);
+        await sleep(END_LINGER_MS);
+      });
     }
     this.detach();
   }
