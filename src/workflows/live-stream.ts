@@ -87,7 +87,8 @@ export class LiveStream implements RunFeature {
         this.polls++;
         this.parked++;
         try {
-          const result = await internals.onPoll.call(this.stream, input);
+          // Not cancelled with the run: a cancelled run's polls still answer (its end is news too).
+          const result = await CancellationScope.nonCancellable(() => internals.onPoll.call(this.stream, input));
           if (this.endOffset !== undefined && result.next_offset > this.endOffset) this.endDelivered = true;
           return result;
         } finally {
