@@ -152,6 +152,22 @@ describe('live streaming', () => {
     expect((await run.result()).output).toBe(answer);
   });
 
+  it('lets the readers of one client share one subscription: one poll per batch, not one per reader', async () => {
+    const answer = words(40, 'r');
+    t.server.script('teller-model', [{ text: answer, chunkDelayMs: 25 }]);
+    const run = await t.keel.client.start('teller', 'Tell the room.', { stream: true });
+    const readers = Array.from({ length: 5 }, () => reader(t.keel.client.getHandle(run.workflowId).stream()).done);
+    const all = await Promise.all(readers);
+    for (const items of all) expect(textOf(items)).toBe(answer);
+    expect(new Set(all.map((items) => JSON.stringify(items))).size).toBe(1);
+    const events = (await historyOf(run)).events ?? [];
+    const batches = events.filter((e) => e.workflowExecutionSignaledEventAttributes).length;
+    const polls = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+    // Five readers polling each would make about five polls a batch.
+    expect(batches).toBeGreaterThan(1);
+    expect(polls).toBeLessThanOrEqual(batches + 3);
+  });
+
   it('follows the run across continue-as-new, to the end', async () => {
     t.server.script('gpt-teller', [
       { text: 'one ', toolCalls: [{ id: 'a', name: 'lookup', arguments: { word: 'a' } }] },
@@ -183,6 +199,17 @@ describe('live streaming', () => {
     expect(items.some((i) => i.type === 'handoff')).toBe(true);
     expect(textOf(items, 2)).toBe(words(10, 'o'));
     expect(t.server.requests('stream-ops').every((r) => r.stream)).toBe(true);
+  });
+
+  it('ends the stream of a cancelled run with its status', async () => {
+    t.server.script('teller-model', [{ text: words(400, 'c'), chunkDelayMs: 50 }]);
+    const run = await t.keel.client.start('teller', 'Talk for long.', { stream: true });
+    const read = reader(run.stream());
+    await until(() => read.items.filter((i) => i.type === 'text.delta').length, (n) => n >= 1, { what: 'the first delta' });
+    await run.cancel();
+    const items = await read.done;
+    expect(items.at(-2)).toMatchObject({ type: 'run.finished', status: 'cancelled' });
+    expect(items.at(-1)).toMatchObject({ type: 'stream.end', status: 'cancelled' });
   });
 
   it('says so when a run does not stream, and a run without streaming makes no streaming request', async () => {

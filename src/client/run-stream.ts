@@ -54,8 +54,117 @@ const BUDGET_RETRY_MS = 1_000;
 /** The failure type of live-stream.ts's refusal past the poll budget. */
 const BUDGET_SPENT = 'KeelStreamBudgetSpent';
 
-/** The chunks of a workflow's stream, in order, until its end. */
-export async function* readStream(client: Client | WorkflowClient, workflowId: string, options: StreamReadOptions = {}): AsyncGenerator<StreamItem> {
+/**
+ * The chunks of a workflow's stream, in order, until its end. Readers of one run in one process
+ * share one subscription (one poll in flight, one Update per batch, however many readers): an
+ * execution accepts 2,000 Updates and 10 in flight. A reader that starts after the shared
+ * subscription began gets what it holds from the reader's offset on, then what comes.
+ */
+export function readStream(client: Client | WorkflowClient, workflowId: string, options: StreamReadOptions = {}): AsyncGenerator<StreamItem> {
+  const key = `${options.deltas === false ? 'events' : 'all'}:${workflowId}`;
+  let hubs = HUBS.get(client);
+  if (!hubs) HUBS.set(client, (hubs = new Map()));
+  let hub = hubs.get(key);
+  const from = options.from ?? 0;
+  if (!hub || !hub.covers(from)) {
+    // A hub that cannot serve this offset keeps its readers; this one starts another.
+    hub = new StreamHub(from, (signal) => subscribe(client, workflowId, { ...options, signal }), () => {
+      if (hubs.get(key) === hub) hubs.delete(key);
+    });
+    hubs.set(key, hub);
+  }
+  return hub.reader(from, options.signal);
+}
+
+const HUBS = new WeakMap<object, Map<string, StreamHub>>();
+/** At most this many items are kept for readers that join a shared subscription late. */
+const HUB_ITEMS = 10_000;
+
+/** One subscription, fanned out to its readers; it stops when the last reader leaves. */
+class StreamHub {
+  private items: StreamItem[] = [];
+  /** The absolute index of `items[0]`: a long stream keeps only its last HUB_ITEMS. */
+  private base = 0;
+  private ended = false;
+  private failure: unknown;
+  private readers = 0;
+  private wake: (() => void)[] = [];
+  private readonly upstream = new AbortController();
+  private dropped = false;
+
+  constructor(
+    private from: number,
+    source: (signal: AbortSignal) => AsyncGenerator<StreamItem>,
+    private readonly done: () => void,
+  ) {
+    void (async () => {
+      try {
+        for await (const item of source(this.upstream.signal)) {
+          this.items.push(item);
+          if (this.items.length > HUB_ITEMS) {
+            const drop = this.items.length - HUB_ITEMS / 2;
+            this.items = this.items.slice(drop);
+            this.base += drop;
+            this.from = this.items[0]!.offset;
+            this.dropped = true;
+          }
+          this.notify();
+        }
+      } catch (err) {
+        this.failure = err;
+      } finally {
+        this.ended = true;
+        this.done();
+        this.notify();
+      }
+    })();
+  }
+
+  /** Whether a reader from this offset gets everything from the hub: it started there or before, and is still going. */
+  covers(from: number): boolean {
+    if (this.ended) return false;
+    if (from === 0) return this.from === 0 && !this.dropped;
+    return from >= this.from;
+  }
+
+  private notify(): void {
+    for (const wake of this.wake.splice(0)) wake();
+  }
+
+  async *reader(from: number, signal: AbortSignal | undefined): AsyncGenerator<StreamItem> {
+    this.readers++;
+    const aborted = abortion(signal);
+    const at = from === 0 ? 0 : this.items.findIndex((item) => item.offset >= from);
+    // An absolute index: the hub may drop old items meanwhile (a reader that far behind skips them).
+    let i = this.base + (at < 0 ? this.items.length : at);
+    try {
+      for (;;) {
+        while (i - this.base < this.items.length) {
+          i = Math.max(i, this.base);
+          const item = this.items[i++ - this.base]!;
+          if (from !== 0 && item.offset < from) continue;
+          yield item;
+          if (item.type === 'stream.end') return;
+        }
+        if (this.ended) {
+          if (this.failure !== undefined) throw this.failure;
+          return;
+        }
+        const woke = new Promise<void>((resolve) => this.wake.push(resolve));
+        if ((await Promise.race([woke, aborted.promise])) === ABORTED) return;
+      }
+    } finally {
+      aborted.dispose();
+      if (--this.readers === 0 && !this.ended) {
+        this.upstream.abort();
+        this.done();
+      }
+    }
+  }
+}
+
+/** One subscription of the stream, through the library. */
+async function* subscribe(client: Client | WorkflowClient, workflowId: string, options: StreamReadOptions = {}): AsyncGenerator<StreamItem> {
   const topics = options.deltas === false ? [STREAM_TOPICS.event] : [STREAM_TOPICS.delta, STREAM_TOPICS.event];
   const full = asClient(client);
   const aborted = abortion(options.signal);
@@ -71,8 +180,18 @@ export async function* readStream(client: Client | WorkflowClient, workflowId: s
           if (next === ABORTED) return;
           if (next.done) break;
           const item = { ...next.value.data, offset: next.value.offset } as StreamItem;
+          if (!isDelta(item) && item.type !== 'stream.end') {
+            // A gap: the run truncated what this subscriber had not read yet (it lagged a turn
+            // or more behind); the events are read by query, the text is in their turn.finished.
+            if (lastSeq !== undefined && item.seq > lastSeq + 1) {
+              for (const event of await readEvents(full.workflow, workflowId, undefined, lastSeq)) {
+                if (event.seq >= item.seq) break;
+                yield { ...event, offset: lastOffset };
+              }
+            }
+            lastSeq = item.seq;
+          }
           lastOffset = item.offset;
-          if (!isDelta(item) && item.type !== 'stream.end') lastSeq = item.seq;
           yield item;
           if (item.type === 'stream.end') return;
         }

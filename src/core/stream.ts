@@ -92,6 +92,11 @@ export class StreamText {
 
   /** Applies a chunk; returns true when it changed what the turn shows. */
   apply(chunk: StreamChunk): boolean {
+    // A turn whose deltas a lagging reader never got: its end has the text (a preview past 2,000 characters).
+    if (chunk.type === 'turn.finished' && !this.turns.get(chunk.turn)?.text && chunk.text) {
+      this.turns.set(chunk.turn, { attempt: this.turns.get(chunk.turn)?.attempt ?? 0, text: chunk.text });
+      return true;
+    }
     if (chunk.type !== 'text.delta' && chunk.type !== 'turn.reset') return false;
     const current = this.turns.get(chunk.turn);
     if (current && chunk.attempt < current.attempt) return false;

@@ -22,7 +22,7 @@ import {
   type PollResult,
   type WorkflowStreamState,
 } from '@temporalio/workflow-streams/workflow';
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, setHandler, sleep } from '@temporalio/workflow';
 import type { ContinuedState, RunEvent } from '../core/run.js';
 import { STREAM_TOPICS, type StreamEnd, type StreamOptions } from '../core/stream.js';
 import type { RunFeature } from './feature.js';
@@ -41,6 +41,8 @@ export const POLL_LIMIT = UPDATES_PER_EXECUTION - 200;
 export const STREAM_BUDGET_SPENT = 'KeelStreamBudgetSpent';
 /** How long an ending run waits for its terminator to reach a subscriber. */
 const END_GRACE_MS = 2_000;
+/** ... and how long after the first subscriber took it, for the others. */
+const END_LINGER_MS = 300;
 /** At most this much log (base64 characters) is carried across continue-as-new. */
 const CARRY_LOG_CHARS = 256 * 1024;
 
@@ -85,7 +87,8 @@ export class LiveStream implements RunFeature {
         this.pollCount++;
         this.parked++;
         try {
-          const result = await internals.onPoll.call(this.stream, input);
+          // Not cancelled with the run: a cancelled run's polls still answer (its end is news too).
+          const result = await CancellationScope.nonCancellable(() => internals.onPoll.call(this.stream, input));
           if (this.endOffset !== undefined && result.next_offset > this.endOffset) this.endDelivered = true;
           return result;
         } finally {
@@ -161,8 +164,15 @@ export class LiveStream implements RunFeature {
     this.endOffset = this.offset;
     this.stream.topic<StreamEnd>(STREAM_TOPICS.event).publish({ type: 'stream.end', status });
     this.ended = true;
-    // Nobody subscribed to this chain of executions: nobody to wait for.
-    if (this.pollCount > 0 || this.followed) await condition(() => this.endDelivered && this.parked === 0, END_GRACE_MS);
+    // Nobody subscribed to this chain of executions: nobody to wait for. Else the first subscriber
+    // to take the end, then a moment for others between two polls (a poll after the close is lost).
+    if (this.pollCount > 0 || this.followed) {
+      // A cancelled run ends this way too: its subscribers learn it.
+      await CancellationScope.nonCancellable(async () => {
+        await condition(() => this.endDelivered, END_GRACE_MS);
+        await sleep(END_LINGER_MS);
+      });
+    }
     this.detach();
   }
 
