@@ -365,7 +365,9 @@ describe('keel run without a terminal', () => {
     expect(stdout).toContain(`      keel approve ${id} c1\n      keel deny ${id} c1 --reason "..."`);
     expect(stdout).toContain('  ✗ send denied by an Update: not today');
     expect(stdout).toContain('  ✗ send The call to send was denied (approval): not today');
-    expect(stdout).toMatch(/Answer\nall right/);
+    // The run streams: its answer is printed as it arrives, after the decision, not again under "Answer".
+    expect(stdout.slice(stdout.indexOf('send denied by an Update'))).toMatch(/\n {2}all right\n/);
+    expect(stdout).not.toMatch(/^Answer$/m);
   });
 
   it('a guardrail that trips blocks the run: it says which and why, and exits 3', async () => {
