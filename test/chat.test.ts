@@ -177,6 +177,14 @@ describe('keel chat over a pipe', () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(/1 {2}\S+ {2}chat-resume-\S+ {2}My name is Ada\./);
     expect(listed.stdout).toContain(`  ${agents.resume.name}\n`);
+    // keel status reads a session as a session: its phase, who answers next, its checkpoints.
+    const status = await keel(['status', id]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/phase\s+idle/);
+    expect(status.stdout).toMatch(new RegExp(`next\\s+${agents.resume.name} answers the next message`));
+    expect(status.stdout).toMatch(/messages\s+4 in 2 runs/);
+    expect(status.stdout).toContain('Checkpoints (2;');
+    expect(status.stdout).toMatch(/cp-1 {2}chat-resume-\S+ {2}My name is Ada\./);
   });
 
   it('--tools runs the client tools a module exports: the model reads their answers', async () => {

@@ -14,6 +14,8 @@ import type { AgentDefinition } from '../../core/define.js';
 import type { StateValues } from '../../core/state.js';
 import type { Message } from '../../core/messages.js';
 import type { MonitorState } from '../../core/monitor.js';
+import type { SessionState } from '../../core/session.js';
+import { oneLine } from '../../core/text.js';
 import type { AgentRunInput, AgentRunResult, RunEvent, RunState } from '../../core/run.js';
 import type { KeelWorker } from '../../worker.js';
 import type * as ExamplesModule from '../../../examples/demo.js';
@@ -29,6 +31,7 @@ import {
   formatStatus,
   formatTranscript,
   formatTree,
+  formatUsage,
   plural,
   type FollowContext,
   type Style,
@@ -559,6 +562,25 @@ export async function statusCommand(workflowId: string, options: { json?: boolea
       }
       return 0;
     }
+    if (summary.kind === 'session') {
+      // A session answers `status` with its conversation: the agent in charge, checkpoints, the current run.
+      const state = await tryQuery<SessionState>(client, 3_000, () => client.session(workflowId).status());
+      if (options.json) out(JSON.stringify({ ...summary, uiUrl: handle.uiUrl, state: state ?? null }, null, 2));
+      else {
+        const lines = formatStatus({ ...summary, uiUrl: handle.uiUrl }, undefined, stdoutStyle(), undefined, state ? sessionRows(state) : undefined, {
+          ...(state?.pending && { pending: state.pending }),
+          width: width(),
+        });
+        for (const line of lines) out(line);
+        if (state && state.checkpoints.length > 0) {
+          const s = stdoutStyle();
+          out();
+          out(s.bold(`Checkpoints (${state.checkpoints.length}; rewind with keel chat --session ${workflowId}, /rewind)`));
+          for (const c of state.checkpoints.slice(-10)) out(`  ${c.id}  ${s.dim(c.agent)}  ${oneLine(c.message, Math.max(20, width() - c.id.length - c.agent.length - 8))}`);
+        }
+      }
+      return 0;
+    }
     const state = await tryQuery<RunState>(client, 3_000, () => handle.status());
     // What the run waits for now (the Temporal UI's "current details"), while it runs.
     const details =
@@ -572,6 +594,19 @@ export async function statusCommand(workflowId: string, options: { json?: boolea
     }
     return 0;
   });
+}
+
+/** A session's rows for `keel status`: its phase, the agent that answers next, its size and its current run. */
+export function sessionRows(state: SessionState): [string, string][] {
+  const rows: [string, string][] = [['phase', state.ended ? `ended (${state.ended})` : state.status]];
+  rows.push(['next', `${state.agent} answers the next message`]);
+  rows.push(['messages', `${state.messages} in ${plural(state.runs, 'run')}`]);
+  rows.push(['turns', String(state.turns)]);
+  rows.push(['usage', formatUsage(state.usage)]);
+  if (state.run) rows.push(['run', `${state.run.run} · ${state.run.status}${state.run.error ? ` · ${oneLine(state.run.error, 120)}` : ''}`]);
+  const keys = Object.keys(state.state);
+  if (keys.length > 0) rows.push(['state', keys.join(', ')]);
+  return rows;
 }
 
 export async function describeRun(handle: RunHandle) {
