@@ -82,7 +82,10 @@ const dropTable = defineTool({ name: 'drop_table', description: 'Drop a table.',
 const glance = defineTool({ name: 'glance', description: "Glance at the user's screen.", input: z.object({}), readOnly: true, runsOn: 'client' });
 const reckless = defineAgent({ name: 'reckless', instructions: 'You act.', model: 'openai:reckless-model', modelSettings: retry, tools: [glance, dropTable] });
 
-const t = useKeel([reckless, notes, asker, denied, careful, strict, waiter, watcher, front, notesDesk, cliNotes, audited, lead, researcher]);
+const scout = defineAgent({ name: 'scout', instructions: 'You read field notes.', model: 'openai:scout-model', modelSettings: retry, tools: [readNote] });
+const scoutLead = defineAgent({ name: 'scout-lead', instructions: 'You send scouts.', model: 'openai:scout-lead-model', modelSettings: retry, background: { agent: scout, onParentEnd: 'continue' } });
+
+const t = useKeel([reckless, scout, scoutLead, notes, asker, denied, careful, strict, waiter, watcher, front, notesDesk, cliNotes, audited, lead, researcher]);
 
 describe('defineTool with runsOn', () => {
   const input = z.object({ path: z.string() });
@@ -261,6 +264,23 @@ describe('client tools in every kind of run', () => {
     expect(ofType(await run.events(), 'client_tool.requested')).toEqual([expect.objectContaining({ callId: 'r1', tool: 'read_note', run: child })]);
     const childEvents = await t.keel.client.getHandle(child).events();
     expect(ofType(childEvents, 'tool.finished')).toEqual([expect.objectContaining({ callId: 'r1', stage: 'client', by: 'client' })]);
+  });
+
+  it("a background agent's client calls are its own: a client serves them on its workflow ID", async () => {
+    t.server.script('scout-lead-model', (request) =>
+      toolMessage(request, 's1') ? { text: 'Scout sent.' } : { toolCalls: [{ id: 's1', name: 'spawn_agent', arguments: { name: 'field', goal: 'Read the field note.' } }] },
+    );
+    t.server.script('scout-model', (request) => {
+      const result = toolMessage(request, 'f1');
+      if (result) return { toolCalls: [{ id: 'd1', name: 'report_done', arguments: { detail: `field: ${String(result.content)}` } }] };
+      return { toolCalls: [{ id: 'f1', name: 'read_note', arguments: { name: 'field' } }] };
+    });
+    const run = await t.keel.client.start('scout-lead', 'Send a scout.');
+    expect((await run.result()).output).toBe('Scout sent.');
+    const field = t.keel.client.getMonitor(`${run.workflowId}/field`);
+    const served = await field.serveClientTools({ read_note: () => ({ text: 'tracks by the river' }) });
+    expect(served).toEqual([{ callId: 'f1', tool: 'read_note', outcome: 'output' }]);
+    expect(await field.result()).toMatchObject({ status: 'completed', output: 'field: {"text":"tracks by the river"}' });
   });
 
   it('a monitor publishes its client calls, and a client attached to it answers them', async () => {
