@@ -4,10 +4,14 @@
  * the clientToolResult Update; the model sees it. A timeout, a permission rule, an approval, an
  * output schema, a second answer, a cancel; a monitor and a handoff target serve them too.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ClientToolRejectedError } from '../src/client/client-tools.js';
+import { ClientToolsLoadError, loadClientTools } from '../src/client/client-tools-loader.js';
 import { RunFailedError } from '../src/client/run-handle.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { ref } from '../src/core/handoff.js';
@@ -202,6 +206,16 @@ describe('client tools', () => {
     expect(ofType(await run.events(), 'tool.finished')).toEqual([expect.objectContaining({ result: '{"text":"buy stamps"}', by: 'client' })]);
   });
 
+  it('arguments that do not fit the input schema get an error result and are never published', async () => {
+    t.server.script('notes-model', callThenQuote('read_note', { name: 5 }, 'c3'));
+    const run = await t.keel.client.start('notes', 'Read note five.');
+    expect((await run.result()).output).toMatch(/^The tool said: Error: invalid arguments for read_note: name: /);
+    const events = await run.events();
+    expect(events.at(-1)?.type).toBe('run.finished');
+    expect(ofType(events, 'client_tool.requested')).toEqual([]);
+    expect(ofType(events, 'tool.finished')).toEqual([expect.objectContaining({ callId: 'c3', isError: true, stage: 'client' })]);
+  });
+
   it('a handler that throws gives the model an error result', async () => {
     t.server.script('notes-model', callThenQuote('read_note', { name: 'missing' }, 'c2'));
     const run = await t.keel.client.start('notes', 'Read my missing note.');
@@ -290,6 +304,8 @@ describe('client tools in every kind of run', () => {
       return { toolCalls: [{ id: 'w1', name: 'read_note', arguments: { name: 'alerts' } }] };
     });
     const monitor = await t.keel.client.startMonitor('watcher', 'Watch the alerts note.');
+    const waiting = await until(() => monitor.status(), (s) => (s.clientCalls?.length ?? 0) > 0, { retryErrors: true, what: "the monitor's call to be published" });
+    expect(waiting.clientCalls).toEqual([expect.objectContaining({ callId: 'w1', tool: 'read_note', arguments: { name: 'alerts' } })]);
     const served = await monitor.serveClientTools({ read_note: () => ({ text: 'all quiet' }) });
     expect(served).toEqual([{ callId: 'w1', tool: 'read_note', outcome: 'output' }]);
     expect(await monitor.result()).toMatchObject({ status: 'completed', output: 'saw {"text":"all quiet"}' });
@@ -303,6 +319,24 @@ describe('client tools in every kind of run', () => {
     const served = await run.serveClientTools({ read_note: ({ name }) => ({ text: `the ${String(name)} note` }) });
     expect(served).toEqual([{ callId: 'n1', tool: 'read_note', outcome: 'output' }]);
     expect(await run.result()).toMatchObject({ agent: 'notes-desk', output: 'The tool said: {"text":"the handover note"}' });
+  });
+});
+
+describe('loadClientTools', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-client-tools-'));
+  const module = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+  it('takes an object of handlers (clientTools or the default export), or named functions', async () => {
+    expect(Object.keys(await loadClientTools(module('a.mjs', 'export const clientTools = { read_note: () => 1, ask_user: () => 2 };')))).toEqual(['read_note', 'ask_user']);
+    expect(Object.keys(await loadClientTools(module('b.mjs', 'export default { read_note: () => 1 };')))).toEqual(['read_note']);
+    expect(Object.keys(await loadClientTools(module('c.mjs', 'export function read_note() {} export const limit = 3;')))).toEqual(['read_note']);
+  });
+  it('says what is wrong with a module that cannot serve', async () => {
+    await expect(loadClientTools(module('d.mjs', 'export const limit = 3;'))).rejects.toThrow(/d\.mjs exports no client tool handlers: export an object of functions/);
+    await expect(loadClientTools(module('e.mjs', 'export default { read_note: "cat notes" };'))).rejects.toThrow(/the handler for read_note must be a function/);
+    await expect(loadClientTools(join(dir, 'missing.mjs'))).rejects.toThrow(ClientToolsLoadError);
   });
 });
 
