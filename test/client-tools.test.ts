@@ -4,10 +4,14 @@
  * the clientToolResult Update; the model sees it. A timeout, a permission rule, an approval, an
  * output schema, a second answer, a cancel; a monitor and a handoff target serve them too.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ClientToolRejectedError } from '../src/client/client-tools.js';
+import { ClientToolsLoadError, loadClientTools } from '../src/client/client-tools-loader.js';
 import { RunFailedError } from '../src/client/run-handle.js';
 import { defineAgent, defineTool } from '../src/core/define.js';
 import { ref } from '../src/core/handoff.js';
@@ -82,7 +86,10 @@ const dropTable = defineTool({ name: 'drop_table', description: 'Drop a table.',
 const glance = defineTool({ name: 'glance', description: "Glance at the user's screen.", input: z.object({}), readOnly: true, runsOn: 'client' });
 const reckless = defineAgent({ name: 'reckless', instructions: 'You act.', model: 'openai:reckless-model', modelSettings: retry, tools: [glance, dropTable] });
 
-const t = useKeel([reckless, notes, asker, denied, careful, strict, waiter, watcher, front, notesDesk, cliNotes, audited, lead, researcher]);
+const scout = defineAgent({ name: 'scout', instructions: 'You read field notes.', model: 'openai:scout-model', modelSettings: retry, tools: [readNote] });
+const scoutLead = defineAgent({ name: 'scout-lead', instructions: 'You send scouts.', model: 'openai:scout-lead-model', modelSettings: retry, background: { agent: scout, onParentEnd: 'continue' } });
+
+const t = useKeel([reckless, scout, scoutLead, notes, asker, denied, careful, strict, waiter, watcher, front, notesDesk, cliNotes, audited, lead, researcher]);
 
 describe('defineTool with runsOn', () => {
   const input = z.object({ path: z.string() });
@@ -199,6 +206,16 @@ describe('client tools', () => {
     expect(ofType(await run.events(), 'tool.finished')).toEqual([expect.objectContaining({ result: '{"text":"buy stamps"}', by: 'client' })]);
   });
 
+  it('arguments that do not fit the input schema get an error result and are never published', async () => {
+    t.server.script('notes-model', callThenQuote('read_note', { name: 5 }, 'c3'));
+    const run = await t.keel.client.start('notes', 'Read note five.');
+    expect((await run.result()).output).toMatch(/^The tool said: Error: invalid arguments for read_note: name: /);
+    const events = await run.events();
+    expect(events.at(-1)?.type).toBe('run.finished');
+    expect(ofType(events, 'client_tool.requested')).toEqual([]);
+    expect(ofType(events, 'tool.finished')).toEqual([expect.objectContaining({ callId: 'c3', isError: true, stage: 'client' })]);
+  });
+
   it('a handler that throws gives the model an error result', async () => {
     t.server.script('notes-model', callThenQuote('read_note', { name: 'missing' }, 'c2'));
     const run = await t.keel.client.start('notes', 'Read my missing note.');
@@ -263,6 +280,23 @@ describe('client tools in every kind of run', () => {
     expect(ofType(childEvents, 'tool.finished')).toEqual([expect.objectContaining({ callId: 'r1', stage: 'client', by: 'client' })]);
   });
 
+  it("a background agent's client calls are its own: a client serves them on its workflow ID", async () => {
+    t.server.script('scout-lead-model', (request) =>
+      toolMessage(request, 's1') ? { text: 'Scout sent.' } : { toolCalls: [{ id: 's1', name: 'spawn_agent', arguments: { name: 'field', goal: 'Read the field note.' } }] },
+    );
+    t.server.script('scout-model', (request) => {
+      const result = toolMessage(request, 'f1');
+      if (result) return { toolCalls: [{ id: 'd1', name: 'report_done', arguments: { detail: `field: ${String(result.content)}` } }] };
+      return { toolCalls: [{ id: 'f1', name: 'read_note', arguments: { name: 'field' } }] };
+    });
+    const run = await t.keel.client.start('scout-lead', 'Send a scout.');
+    expect((await run.result()).output).toBe('Scout sent.');
+    const field = t.keel.client.getMonitor(`${run.workflowId}/field`);
+    const served = await field.serveClientTools({ read_note: () => ({ text: 'tracks by the river' }) });
+    expect(served).toEqual([{ callId: 'f1', tool: 'read_note', outcome: 'output' }]);
+    expect(await field.result()).toMatchObject({ status: 'completed', output: 'field: {"text":"tracks by the river"}' });
+  });
+
   it('a monitor publishes its client calls, and a client attached to it answers them', async () => {
     t.server.script('watcher-model', (request) => {
       const result = toolMessage(request);
@@ -270,6 +304,8 @@ describe('client tools in every kind of run', () => {
       return { toolCalls: [{ id: 'w1', name: 'read_note', arguments: { name: 'alerts' } }] };
     });
     const monitor = await t.keel.client.startMonitor('watcher', 'Watch the alerts note.');
+    const waiting = await until(() => monitor.status(), (s) => (s.clientCalls?.length ?? 0) > 0, { retryErrors: true, what: "the monitor's call to be published" });
+    expect(waiting.clientCalls).toEqual([expect.objectContaining({ callId: 'w1', tool: 'read_note', arguments: { name: 'alerts' } })]);
     const served = await monitor.serveClientTools({ read_note: () => ({ text: 'all quiet' }) });
     expect(served).toEqual([{ callId: 'w1', tool: 'read_note', outcome: 'output' }]);
     expect(await monitor.result()).toMatchObject({ status: 'completed', output: 'saw {"text":"all quiet"}' });
@@ -283,6 +319,24 @@ describe('client tools in every kind of run', () => {
     const served = await run.serveClientTools({ read_note: ({ name }) => ({ text: `the ${String(name)} note` }) });
     expect(served).toEqual([{ callId: 'n1', tool: 'read_note', outcome: 'output' }]);
     expect(await run.result()).toMatchObject({ agent: 'notes-desk', output: 'The tool said: {"text":"the handover note"}' });
+  });
+});
+
+describe('loadClientTools', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-client-tools-'));
+  const module = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+  it('takes an object of handlers (clientTools or the default export), or named functions', async () => {
+    expect(Object.keys(await loadClientTools(module('a.mjs', 'export const clientTools = { read_note: () => 1, ask_user: () => 2 };')))).toEqual(['read_note', 'ask_user']);
+    expect(Object.keys(await loadClientTools(module('b.mjs', 'export default { read_note: () => 1 };')))).toEqual(['read_note']);
+    expect(Object.keys(await loadClientTools(module('c.mjs', 'export function read_note() {} export const limit = 3;')))).toEqual(['read_note']);
+  });
+  it('says what is wrong with a module that cannot serve', async () => {
+    await expect(loadClientTools(module('d.mjs', 'export const limit = 3;'))).rejects.toThrow(/d\.mjs exports no client tool handlers: export an object of functions/);
+    await expect(loadClientTools(module('e.mjs', 'export default { read_note: "cat notes" };'))).rejects.toThrow(/the handler for read_note must be a function/);
+    await expect(loadClientTools(join(dir, 'missing.mjs'))).rejects.toThrow(ClientToolsLoadError);
   });
 });
 
