@@ -164,7 +164,8 @@ export class RunHandle<O = unknown> {
       if (event.type === 'run.finished') return;
     }
     for await (const chunk of this.stream({ from: offset, deltas: false, ...(options.signal && { signal: options.signal }) })) {
-      if (chunk.type === 'stream.end') return;
+      // The stream may end before the run did (a subscription cut between two executions): the rest by query.
+      if (chunk.type === 'stream.end') break;
       if (isDelta(chunk) || chunk.seq <= after) continue;
       if (chunk.seq > after + 1) {
         for await (const event of missed.call(this, chunk.seq)) yield event;
@@ -174,6 +175,8 @@ export class RunHandle<O = unknown> {
       yield event as RunEvent;
       if (event.type === 'run.finished') return;
     }
+    if (options.signal?.aborted) return;
+    yield* this.followByQuery({ ...options, after });
   }
 
   private async *followByQuery(options: { after?: number; intervalMs?: number; signal?: AbortSignal }): AsyncGenerator<RunEvent> {
